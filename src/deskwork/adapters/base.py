@@ -1,0 +1,300 @@
+"""The model port: ``BaseModelAdapter`` and the data it returns.
+
+An adapter turns OpenAI-style messages (and optional tool schemas) into a
+:class:`ModelResponse`, or, for streaming calls, an async iterator of
+:class:`StreamChunk` that the worker assembles with :func:`assemble_stream`.
+Structured output has a default pipeline here (JSON schema ``response_format`` plus
+validation retries) that any adapter inherits; adapters may override it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from deskwork._sync import run_sync
+from deskwork.core.tool_call import ToolCall
+from deskwork.exceptions import DeskworkError
+
+__all__ = [
+    "BaseModelAdapter",
+    "ModelResponse",
+    "ModelResult",
+    "StreamChunk",
+    "StructuredOutputError",
+    "ToolCallDelta",
+    "assemble_stream",
+    "parse_tool_call",
+    "schema_adapter",
+]
+
+MIN_STRUCTURED_RETRIES = 3
+
+
+class StructuredOutputError(DeskworkError):
+    """The model did not produce output matching the response schema after all retries."""
+
+
+class ModelResponse(BaseModel):
+    """One model reply."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: str | None = None
+    reasoning_content: str | None = None
+    thinking_blocks: list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: dict[str, int] = Field(default_factory=dict)
+    """prompt_tokens / completion_tokens / total_tokens when known."""
+    cost: float | None = None
+    """Estimated USD cost when the provider's price is known."""
+    model: str | None = None
+    finish_reason: str | None = None
+    parsed: Any = None
+    """Validated structured output (set by ``astructured_complete``)."""
+    raw: Any = Field(default=None, exclude=True, repr=False)
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    """A piece of a streamed tool call. The first piece of a call carries ``id`` and ``name``."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(slots=True)
+class StreamChunk:
+    """A piece of a streamed reply."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[ToolCallDelta] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    finish_reason: str | None = None
+    thinking_blocks: list[dict[str, Any]] | None = None
+
+
+ModelResult = ModelResponse | AsyncIterator[StreamChunk]
+
+
+def parse_tool_call(
+    call_id: str, name: str, raw_arguments: str | dict[str, Any] | None
+) -> ToolCall:
+    """Build a ToolCall; malformed argument JSON is kept in ``raw_arguments`` with ``error`` set."""
+    if isinstance(raw_arguments, dict):
+        return ToolCall(id=call_id, name=name, arguments=raw_arguments)
+    text = (raw_arguments or "").strip() or "{}"
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return ToolCall(
+            id=call_id,
+            name=name,
+            error=f"malformed tool arguments: {exc.msg}",
+            raw_arguments=raw_arguments,
+        )
+    if not isinstance(arguments, dict):
+        return ToolCall(
+            id=call_id,
+            name=name,
+            error="tool arguments must be a JSON object",
+            raw_arguments=raw_arguments,
+        )
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> ModelResponse:
+    """Merge stream chunks into one ModelResponse."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    usage: dict[str, int] = {}
+    finish: str | None = None
+    blocks: list[dict[str, Any]] = []
+    for chunk in chunks:
+        if chunk.content:
+            content.append(chunk.content)
+        if chunk.reasoning:
+            reasoning.append(chunk.reasoning)
+        if chunk.thinking_blocks:
+            blocks.extend(chunk.thinking_blocks)
+        for delta in chunk.tool_calls:
+            slot = calls.setdefault(delta.index, {"id": None, "name": "", "arguments": []})
+            slot["id"] = slot["id"] or delta.id
+            slot["name"] = slot["name"] or (delta.name or "")
+            slot["arguments"].append(delta.arguments)
+        usage = chunk.usage or usage
+        finish = chunk.finish_reason or finish
+    tool_calls = [
+        parse_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
+        for index, slot in sorted(calls.items())
+    ]
+    return ModelResponse(
+        content="".join(content) or None,
+        reasoning_content="".join(reasoning) or None,
+        thinking_blocks=blocks or None,
+        tool_calls=tool_calls,
+        usage=usage,
+        model=model,
+        finish_reason=finish,
+    )
+
+
+def schema_adapter(schema: Any) -> TypeAdapter[Any]:
+    """A TypeAdapter for a Pydantic model class or an existing TypeAdapter."""
+    if isinstance(schema, TypeAdapter):
+        return schema
+    return TypeAdapter(schema)
+
+
+def _schema_name(schema: Any) -> str:
+    name = getattr(schema, "__name__", None) or "response"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+def parse_structured(text: str | None, schema: Any) -> Any:
+    """Parse JSON text (code fences tolerated) and validate it against ``schema``."""
+    if text is None:
+        raise ValueError("the model returned no content")
+    return schema_adapter(schema).validate_json(_FENCE.sub("", text.strip()))
+
+
+class BaseModelAdapter(ABC):
+    """The interface every model backend implements.
+
+    Implement :meth:`acomplete`. Override :meth:`astructured_complete` to route
+    structured output through a provider's own pipeline.
+    """
+
+    @abstractmethod
+    async def acomplete(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | dict[str, Any] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        stream: bool,
+        stream_options: dict[str, Any] | None,
+        thinking: dict[str, Any] | None = None,
+        drop_params: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+        num_retries: int | None = None,
+        **kwargs: Any,
+    ) -> ModelResult:
+        """One model call. With ``stream=True`` an adapter may return an async iterator."""
+
+    def complete(self, **kwargs: Any) -> ModelResponse:
+        """Synchronous :meth:`acomplete` (never streams)."""
+        kwargs["stream"] = False
+
+        async def _call() -> ModelResponse:
+            result = await self.acomplete(**kwargs)
+            if isinstance(result, ModelResponse):
+                return result
+            return assemble_stream([chunk async for chunk in result], model=kwargs.get("model"))
+
+        return run_sync(_call(), api="complete")
+
+    async def astructured_complete(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        response_schema: Any,
+        retries: int = MIN_STRUCTURED_RETRIES,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        thinking: dict[str, Any] | None = None,
+        drop_params: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+        num_retries: int | None = None,
+    ) -> ModelResponse:
+        """Ask for JSON matching ``response_schema``; validate; retry with the error.
+
+        Retries are clamped to at least ``MIN_STRUCTURED_RETRIES``.
+
+        Raises:
+            StructuredOutputError: no valid output after all attempts.
+        """
+        adapter = schema_adapter(response_schema)
+        json_schema = adapter.json_schema()
+        history = list(messages)
+        extra: dict[str, Any] = {}
+        if _accepts_kwarg(type(self), "response_format"):
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": _schema_name(response_schema), "schema": json_schema},
+            }
+        else:
+            history.append({"role": "system", "content": _schema_instruction(json_schema)})
+        usage: dict[str, int] = {}
+        last_error = "no attempt made"
+        for _ in range(1 + max(retries, MIN_STRUCTURED_RETRIES)):
+            result = await self.acomplete(
+                model=model, messages=history, tools=None, tool_choice=None,
+                temperature=temperature, max_tokens=max_tokens, stream=False,
+                stream_options=None, thinking=thinking, drop_params=drop_params,
+                extra_body=extra_body, num_retries=num_retries, **extra,
+            )  # fmt: skip
+            response = (
+                result
+                if isinstance(result, ModelResponse)
+                else assemble_stream([c async for c in result])
+            )
+            usage = _add_usage(usage, response.usage)
+            try:
+                parsed = parse_structured(response.content, response_schema)
+            except (ValidationError, ValueError) as exc:
+                last_error = str(exc)
+                history.append({"role": "assistant", "content": response.content or ""})
+                history.append({"role": "user", "content": _retry_instruction(last_error)})
+                continue
+            return response.model_copy(update={"parsed": parsed, "usage": usage})
+        raise StructuredOutputError(f"structured output failed validation: {last_error}")
+
+    def structured_complete(self, **kwargs: Any) -> ModelResponse:
+        """Synchronous :meth:`astructured_complete`."""
+        return run_sync(self.astructured_complete(**kwargs), api="structured_complete")
+
+
+def _schema_instruction(json_schema: dict[str, Any]) -> str:
+    return "Reply with a single JSON value matching this JSON schema, and nothing else:\n" + (
+        json.dumps(json_schema)
+    )
+
+
+def _retry_instruction(error: str) -> str:
+    return (
+        f"Your previous reply did not match the required JSON schema: {error[:800]}\n"
+        "Reply again with only valid JSON matching the schema."
+    )
+
+
+def _add_usage(total: dict[str, int], more: dict[str, int]) -> dict[str, int]:
+    out = dict(total)
+    for key, value in more.items():
+        out[key] = out.get(key, 0) + int(value or 0)
+    return out
+
+
+@cache
+def _accepts_kwarg(cls: type, name: str) -> bool:
+    params = inspect.signature(getattr(cls, "acomplete")).parameters  # noqa: B009
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

@@ -1,0 +1,54 @@
+"""Runtime events: one model for everything that happens in a run."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["Event", "EventType"]
+
+
+class EventType(StrEnum):
+    """Built-in event types. Members compare equal to their string values."""
+
+    RUN_STARTED = "run.started"
+    RUN_COMPLETED = "run.completed"
+    RUN_FAILED = "run.failed"
+    RUN_PAUSED = "run.paused"
+    RUN_RESUMED = "run.resumed"
+    STEP_STARTED = "step.started"
+    STEP_COMPLETED = "step.completed"
+    STEP_PAUSED = "step.paused"
+    WORKER_STARTED = "worker.started"
+    WORKER_COMPLETED = "worker.completed"
+    WORKER_FAILED = "worker.failed"
+    WORKER_PAUSED = "worker.paused"
+    WORKER_CONTEXT_SUMMARIZED = "worker.context_summarized"
+    WORKFORCE_STARTED = "workforce.started"
+    WORKFORCE_COMPLETED = "workforce.completed"
+    WORKFORCE_HANDOFF = "workforce.handoff"
+    WORKFORCE_WARNING = "workforce.warning"
+    TOOL_STARTED = "tool.started"
+    TOOL_COMPLETED = "tool.completed"
+    TOOL_FAILED = "tool.failed"
+    TOOL_CONFIRMATION_REQUESTED = "tool.confirmation_requested"
+    TOOL_USER_INPUT_REQUESTED = "tool.user_input_requested"
+    STREAM_TOKEN = "stream.token"
+    ASSISTANT_MESSAGE = "assistant.message"
+    LLM_STARTED = "llm.started"
+    LLM_COMPLETED = "llm.completed"
+    LLM_FAILED = "llm.failed"
+
+
+class Event(BaseModel):
+    """A runtime signal. ``source`` names the emitter (worker, tool, workforce, ...)."""
+
+    event_id: str
+    type: str
+    timestamp: datetime
+    run_id: str
+    source: str
+    payload: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,88 @@
+"""Job: the immutable input to any runner."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from deskwork.core.message import Message
+from deskwork.utils import new_id, to_jsonable
+
+__all__ = ["Brief", "Job", "ResponseSchema", "load_schema", "schema_path"]
+
+ResponseSchema = type[BaseModel] | TypeAdapter[Any]
+
+
+class Job(BaseModel):
+    """The input to a worker, workforce, flow or architecture. Immutable."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    id: str = Field(default_factory=new_id)
+    input: Any = None
+    """Payload passed as the user message; non-string values are JSON serialized."""
+    expected_output: str | None = None
+    """Appended to the system message."""
+    tools_override: list[Any] | None = None
+    """Per-run tool list: ``Tool`` instances and/or tool names resolved from the worker."""
+    response_schema: Any = None
+    """A Pydantic model class or a ``TypeAdapter`` for structured output."""
+    constraints: str | list[str] | None = None
+    """Extra constraints appended to the system message."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    initial_messages: list[Message] | None = None
+    """Conversation history to start from (used by sessions)."""
+    thinking: dict[str, Any] | None = None
+    structured_stream_mode: Literal["off", "preview"] | None = None
+    drop_params: bool | None = None
+    extra_body: dict[str, Any] | None = None
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON-compatible form for the run store; schemas are kept as import paths."""
+        data = self.model_dump(mode="python", exclude={"tools_override", "response_schema"})
+        data = dict(to_jsonable(data))
+        data["response_schema"] = schema_path(self.response_schema)
+        data["tools_override"] = (
+            None
+            if self.tools_override is None
+            else [
+                entry if isinstance(entry, str) else getattr(entry, "name", str(entry))
+                for entry in self.tools_override
+            ]
+        )
+        return data
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> Job:
+        """Rebuild a job stored with :meth:`to_state` (in another process, too)."""
+        values = dict(data)
+        values["response_schema"] = load_schema(values.get("response_schema"))
+        return cls.model_validate(values)
+
+
+Brief = Job
+
+
+def schema_path(schema: Any) -> str | None:
+    """``module:QualName`` for an importable model class, else ``None``."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return f"{schema.__module__}:{schema.__qualname__}"
+    return None
+
+
+def load_schema(path: str | None) -> type[BaseModel] | None:
+    """Import a model class stored by :func:`schema_path`; ``None`` when it cannot be found."""
+    if not path or ":" not in path:
+        return None
+    module_name, qualname = path.split(":", 1)
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    if isinstance(obj, type) and issubclass(obj, BaseModel):
+        return obj
+    return None

@@ -1,0 +1,44 @@
+"""Persisted run state: enough to resume a paused run in any process."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from deskwork.core.message import Message
+from deskwork.core.pending import PendingAction
+from deskwork.core.tool_call import ToolCall
+from deskwork.core.types import RunStatus
+
+__all__ = ["RunRecord", "RunState"]
+
+
+class RunState(BaseModel):
+    """The full resume state of a run. ``payload`` holds runner-specific data."""
+
+    run_id: str
+    status: RunStatus
+    runner_type: str
+    runner_name: str
+    job: dict[str, Any]
+    messages: list[Message] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    pending_action: PendingAction | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    iteration: int = 0
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunRecord(BaseModel):
+    """A run as the run store keeps it."""
+
+    run_id: str
+    status: RunStatus
+    input: Any = None
+    output: str | None = None
+    output_json: Any = None
+    created_at: datetime
+    updated_at: datetime
+    state: RunState | None = None

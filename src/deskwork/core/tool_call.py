@@ -1,0 +1,63 @@
+"""A tool invocation requested by the model, and the result of running it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ToolCall", "ToolResult"]
+
+
+class ToolResult(BaseModel):
+    """What a tool returned, or why it did not.
+
+    A tool may return a ``ToolResult`` itself to control ``content``, ``data`` and ``error``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: str | None = None
+    """Text returned to the model."""
+    data: Any = None
+    """Structured data (validated against ``output_type`` when the tool declares one)."""
+    error: str | None = None
+    """Error message when execution failed; the model sees it as the tool's answer."""
+    timed_out: bool = False
+    cancelled: bool = False
+    exception_type: str | None = None
+    """Class name of the exception that caused ``error``, if any."""
+    original_exception: BaseException | None = Field(default=None, exclude=True, repr=False)
+    """The exception itself (in-process only; never stored)."""
+
+    def model_text(self) -> str:
+        """The text the model sees for this result."""
+        if self.error is not None:
+            return f"Error: {self.error}"
+        if self.content is not None:
+            return self.content
+        if self.data is not None:
+            return json.dumps(self.data, default=str)
+        return ""
+
+
+class ToolCall(BaseModel):
+    """One tool call. ``error`` is set when the model's payload could not be parsed."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: ToolResult | None = None
+    error: str | None = None
+    """Parse error for malformed arguments; the raw text is kept in ``raw_arguments``."""
+    raw_arguments: str | None = None
+
+    def to_provider(self) -> dict[str, Any]:
+        """Render the call in the OpenAI chat format."""
+        arguments = self.raw_arguments if self.error else json.dumps(self.arguments)
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": arguments or "{}"},
+        }

@@ -1,0 +1,128 @@
+"""EventBus: in-process publish/subscribe for runtime events.
+
+Handlers subscribe to an exact event type or to ``"*"``. A handler that raises never
+breaks the emitter: the failure is recorded as an :class:`EventHandlerError` and can be
+read with :meth:`EventBus.get_errors` or awaited with :meth:`EventBus.await_pending`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from deskwork.core.event import Event
+from deskwork.exceptions import EventHandlerError
+
+__all__ = ["EventBus", "EventHandler"]
+
+EventHandler = Callable[[Event], Any]
+
+
+class EventBus:
+    """Routes events to handlers; collects handler errors instead of raising them."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, list[EventHandler]] = {}
+        self._lock = threading.Lock()
+        self._errors: list[EventHandlerError] = []
+        self._pending: set[asyncio.Future[Any]] = set()
+
+    def subscribe(self, event_type: str, handler: EventHandler) -> None:
+        """Call ``handler`` for events of ``event_type`` (or every event for ``"*"``)."""
+        with self._lock:
+            handlers = list(self._handlers.get(str(event_type), ()))
+            handlers.append(handler)
+            self._handlers[str(event_type)] = handlers
+
+    def unsubscribe(self, event_type: str, handler: EventHandler) -> None:
+        """Remove a handler registered with :meth:`subscribe`; unknown handlers are ignored."""
+        with self._lock:
+            handlers = [h for h in self._handlers.get(str(event_type), ()) if h != handler]
+            self._handlers[str(event_type)] = handlers
+
+    def has_subscribers(self, event_type: str) -> bool:
+        """Whether any handler would receive an event of this type."""
+        return bool(self._handlers.get(event_type) or self._handlers.get("*"))
+
+    def _targets(self, event_type: str) -> list[EventHandler]:
+        exact = self._handlers.get(event_type)
+        wildcard = self._handlers.get("*")
+        if not wildcard:
+            return exact or []
+        return [*(exact or ()), *wildcard]
+
+    def emit(self, event: Event) -> None:
+        """Deliver ``event`` in-process.
+
+        Async handlers (or handlers returning awaitables) are scheduled on the running loop
+        when there is one, or run to completion on a temporary loop from sync code.
+        """
+        for handler in self._targets(event.type):
+            try:
+                result = handler(event)
+            except Exception as exc:
+                self._record(event, exc)
+                continue
+            if inspect.isawaitable(result):
+                self._schedule(event, result)
+
+    async def aemit(self, event: Event) -> None:
+        """Deliver ``event`` and await async handlers before returning."""
+        for handler in self._targets(event.type):
+            try:
+                result = handler(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                self._record(event, exc)
+
+    def _schedule(self, event: Event, awaitable: Awaitable[Any]) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                asyncio.run(_await(awaitable))
+            except Exception as exc:
+                self._record(event, exc)
+            return
+        future = asyncio.ensure_future(awaitable, loop=loop)
+        self._pending.add(future)
+
+        def _done(fut: asyncio.Future[Any]) -> None:
+            self._pending.discard(fut)
+            if not fut.cancelled() and fut.exception() is not None:
+                exc = fut.exception()
+                assert exc is not None
+                self._record(event, exc)
+
+        future.add_done_callback(_done)
+
+    def _record(self, event: Event, exc: BaseException) -> None:
+        with self._lock:
+            self._errors.append(EventHandlerError(event.type, exc))
+
+    def get_errors(self) -> list[EventHandlerError]:
+        """Errors raised by handlers so far."""
+        with self._lock:
+            return list(self._errors)
+
+    def clear_errors(self) -> None:
+        """Forget recorded handler errors."""
+        with self._lock:
+            self._errors.clear()
+
+    async def await_pending(self, *, raise_on_error: bool = False) -> list[EventHandlerError]:
+        """Wait for scheduled async handlers; return (or raise the first of) the errors."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        errors = self.get_errors()
+        if raise_on_error and errors:
+            raise errors[0]
+        return errors
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable

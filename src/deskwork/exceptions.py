@@ -1,0 +1,123 @@
+"""The deskwork exception hierarchy.
+
+::
+
+    DeskworkError (base)
+    ├── ContextLimitError
+    ├── ToolExecutionError
+    ├── ToolValidationError
+    ├── ToolTimeoutError
+    ├── EventHandlerError
+    ├── RunnerNotRegisteredError
+    ├── StreamingUnsupportedError
+    ├── EventLoopRunningError      (sync wrapper called inside a running loop)
+    ├── MissingExtraError          (an optional dependency is not installed)
+    └── ConfigurationError         (invalid configuration given by the user)
+
+Run failures never surface as exceptions from ``Desk.run``: they end as a ``failed``
+report with ``errors``. These classes are raised by lower-level APIs and by misuse.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "ContextLimitError",
+    "DeskworkError",
+    "EventHandlerError",
+    "EventLoopRunningError",
+    "MissingExtraError",
+    "RunnerNotRegisteredError",
+    "StreamingUnsupportedError",
+    "ToolExecutionError",
+    "ToolTimeoutError",
+    "ToolValidationError",
+]
+
+
+class DeskworkError(Exception):
+    """Base class of every deskwork error."""
+
+
+class ContextLimitError(DeskworkError):
+    """The model's context window was exceeded."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        model_registered: bool = True,
+        summary_attempted: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.model = model
+        self.model_registered = model_registered
+        self.summary_attempted = summary_attempted
+
+
+class ToolExecutionError(DeskworkError):
+    """A tool failed while executing."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_name: str | None = None,
+        original_exception: BaseException | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.original_exception = original_exception
+
+
+class ToolValidationError(DeskworkError):
+    """Tool arguments failed validation against the tool's input model."""
+
+    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+
+
+class ToolTimeoutError(DeskworkError):
+    """A tool did not finish within its timeout."""
+
+    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+
+
+class EventHandlerError(DeskworkError):
+    """An event handler raised. Wraps the original exception."""
+
+    def __init__(self, event_type: str, handler_error: BaseException) -> None:
+        super().__init__(f"handler for {event_type!r} failed: {handler_error!r}")
+        self.event_type = event_type
+        self.handler_error = handler_error
+
+
+class RunnerNotRegisteredError(DeskworkError):
+    """A run names a runner that this desk does not know."""
+
+
+class StreamingUnsupportedError(DeskworkError):
+    """The adapter cannot stream for this request."""
+
+
+class EventLoopRunningError(DeskworkError, RuntimeError):
+    """A sync wrapper (``run``/``resume``) was called inside a running event loop."""
+
+
+class MissingExtraError(DeskworkError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed. Install it with: pip install 'deskwork[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra
+
+
+class ConfigurationError(DeskworkError, ValueError):
+    """The user supplied an invalid configuration."""

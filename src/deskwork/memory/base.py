@@ -1,0 +1,47 @@
+"""The memory store port."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+__all__ = ["ExternalMemoryStore", "MemoryStore"]
+
+
+class MemoryStore(ABC):
+    """Key/value memory in named scopes (for example ``worker:Analyst`` or ``desk``)."""
+
+    @abstractmethod
+    def write(self, key: str, value: Any, scope: str) -> None:
+        """Store ``value`` under ``key`` in ``scope``."""
+
+    @abstractmethod
+    def read(self, key: str, scope: str) -> Any | None:
+        """The value, or ``None``."""
+
+    @abstractmethod
+    def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
+        """``(key, value)`` pairs in ``scope`` matching ``query``."""
+
+    @abstractmethod
+    def reset(self, scope: str) -> None:
+        """Forget everything in ``scope``."""
+
+
+class ExternalMemoryStore(MemoryStore):
+    """A stub to subclass when integrating another storage system.
+
+    Every method raises ``NotImplementedError`` until you implement it.
+    """
+
+    def write(self, key: str, value: Any, scope: str) -> None:
+        raise NotImplementedError("ExternalMemoryStore.write: implement it in a subclass")
+
+    def read(self, key: str, scope: str) -> Any | None:
+        raise NotImplementedError("ExternalMemoryStore.read: implement it in a subclass")
+
+    def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
+        raise NotImplementedError("ExternalMemoryStore.search: implement it in a subclass")
+
+    def reset(self, scope: str) -> None:
+        raise NotImplementedError("ExternalMemoryStore.reset: implement it in a subclass")

@@ -1,0 +1,86 @@
+"""In-memory and SQLite memory stores."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from deskwork.memory.base import MemoryStore
+from deskwork.store._sqlite import SQLiteDatabase
+from deskwork.utils import to_jsonable, utc_now
+
+__all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
+
+
+def _matches(query: str, key: str, value: Any) -> bool:
+    needle = query.lower()
+    return needle in key.lower() or needle in json.dumps(value, default=str).lower()
+
+
+class InMemoryMemoryStore(MemoryStore):
+    """Memory in a dictionary: fast, not persisted."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def write(self, key: str, value: Any, scope: str) -> None:
+        with self._lock:
+            self._data.setdefault(scope, {})[key] = copy.deepcopy(value)
+
+    def read(self, key: str, scope: str) -> Any | None:
+        with self._lock:
+            return copy.deepcopy(self._data.get(scope, {}).get(key))
+
+    def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
+        with self._lock:
+            items = list(self._data.get(scope, {}).items())
+        return [(k, copy.deepcopy(v)) for k, v in items if _matches(query, k, v)]
+
+    def reset(self, scope: str) -> None:
+        with self._lock:
+            self._data.pop(scope, None)
+
+
+class SQLiteMemoryStore(MemoryStore):
+    """Memory persisted in SQLite; values are JSON; search matches key or value substrings."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = SQLiteDatabase(path)
+        with self._db.lock:
+            self._db.conn.execute(
+                "CREATE TABLE IF NOT EXISTS memory (scope TEXT NOT NULL, key TEXT NOT NULL,"
+                " value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key))"
+            )
+
+    def write(self, key: str, value: Any, scope: str) -> None:
+        encoded = json.dumps(to_jsonable(value))
+        with self._db.lock:
+            self._db.conn.execute(
+                "INSERT OR REPLACE INTO memory (scope, key, value, updated_at) VALUES (?,?,?,?)",
+                (scope, key, encoded, utc_now().isoformat()),
+            )
+
+    def read(self, key: str, scope: str) -> Any | None:
+        with self._db.lock:
+            row = self._db.conn.execute(
+                "SELECT value FROM memory WHERE scope=? AND key=?", (scope, key)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
+        pattern = f"%{query}%"
+        with self._db.lock:
+            rows = self._db.conn.execute(
+                "SELECT key, value FROM memory WHERE scope=? AND (key LIKE ? OR value LIKE ?)"
+                " ORDER BY key",
+                (scope, pattern, pattern),
+            ).fetchall()
+        return [(row[0], json.loads(row[1])) for row in rows]
+
+    def reset(self, scope: str) -> None:
+        with self._db.lock:
+            self._db.conn.execute("DELETE FROM memory WHERE scope=?", (scope,))

@@ -1,0 +1,224 @@
+"""Calling the model for a worker: LLM events, streaming, compaction, structured output."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import ValidationError
+
+from deskwork.adapters.base import (
+    ModelResponse,
+    StreamChunk,
+    StructuredOutputError,
+    assemble_stream,
+    parse_structured,
+    schema_adapter,
+)
+from deskwork.core.event import EventType
+from deskwork.core.message import Message
+from deskwork.core.redact import redact_text
+from deskwork.runtime._run import WorkerRun
+from deskwork.runtime.context import (
+    SUMMARY_ATTEMPT_LIMIT,
+    compact_messages,
+    is_context_limit_error,
+    model_is_registered,
+)
+from deskwork.runtime.steps import Failure, FinalOutput
+
+__all__ = ["request_reply", "structured_turn"]
+
+
+def _common_params(run: WorkerRun) -> dict[str, Any]:
+    job, config = run.job, run.config
+    return {
+        "model": run.model,
+        "messages": [m.to_provider() for m in run.messages],
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "thinking": job.thinking,
+        "drop_params": job.drop_params,
+        "extra_body": job.extra_body,
+        "num_retries": config.num_retries,
+    }
+
+
+async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> ModelResponse:
+    """Run ``call()`` between ``llm.started`` and ``llm.completed``/``llm.failed``."""
+    run.emit(
+        EventType.LLM_STARTED,
+        {
+            "model": run.model,
+            "messages_count": len(params["messages"]),
+            "tools_count": len(params.get("tools") or ()),
+        },
+    )
+    started = time.perf_counter()
+    try:
+        response: ModelResponse = await call()
+    except Exception as exc:
+        latency = (time.perf_counter() - started) * 1000
+        run.emit(
+            EventType.LLM_FAILED,
+            {
+                "model": run.model,
+                "latency_ms": round(latency, 3),
+                "error_type": type(exc).__name__,
+                "error_message": redact_text(str(exc))[:2000],
+            },
+        )
+        raise
+    latency = (time.perf_counter() - started) * 1000
+    run.add_usage(response.usage, response.cost, latency)
+    run.emit(EventType.LLM_COMPLETED, {"model": run.model, "latency_ms": round(latency, 3),
+                                       **response.usage, "cost": response.cost})  # fmt: skip
+    return response
+
+
+async def _consume(run: WorkerRun, stream: AsyncIterator[StreamChunk]) -> ModelResponse:
+    chunks: list[StreamChunk] = []
+    async for chunk in stream:
+        chunks.append(chunk)
+        if chunk.content:
+            run.emit(EventType.STREAM_TOKEN, {"token": chunk.content, "type": "content"})
+        for delta in chunk.tool_calls:
+            if delta.arguments:
+                run.emit(
+                    EventType.STREAM_TOKEN, {"token": delta.arguments, "type": "tool_argument"}
+                )
+    return assemble_stream(chunks, model=run.model)
+
+
+async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) -> ModelResponse:
+    tools = [t.to_provider() for t in run.tools.values()] or None
+    params = {
+        **_common_params(run),
+        "tools": tools,
+        "tool_choice": "auto" if tools else None,
+        "stream": stream,
+        "stream_options": run.config.stream_options if stream else None,
+        **extra,
+    }
+
+    async def call() -> ModelResponse:
+        result = await run.config.adapter.acomplete(**params)
+        if isinstance(result, ModelResponse):
+            return result
+        return await _consume(run, result)
+
+    return await _timed_call(run, params, call)
+
+
+async def _compact(run: WorkerRun) -> bool:
+    compacted = await compact_messages(run.config.adapter, run.model, run.messages)
+    if compacted is None:
+        return False
+    run.messages, summarized, kept = compacted
+    registered = model_is_registered(run.model)
+    run.emit(
+        EventType.WORKER_CONTEXT_SUMMARIZED,
+        {
+            "model": run.model,
+            "summarized_messages": summarized,
+            "kept_messages": kept,
+            "unregistered_model": not registered,
+            "registration_hint": None
+            if registered
+            else f"register {run.model!r} with litellm.register_model to set its context size",
+        },
+    )
+    return True
+
+
+async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Failure:
+    limit = run.config.max_context_messages
+    if limit is not None and len(run.messages) > limit:
+        await _compact(run)  # proactive: does not use the reactive budget
+    while True:
+        try:
+            response: ModelResponse = await attempt()
+            return response
+        except Exception as exc:
+            if isinstance(exc, StructuredOutputError):
+                return Failure(str(exc))
+            if not is_context_limit_error(exc):
+                return Failure(f"model call failed: {type(exc).__name__}: {redact_text(str(exc))}")
+            can_retry = (
+                run.config.respect_context_window and run.reactive_attempts < SUMMARY_ATTEMPT_LIMIT
+            )
+            if can_retry:
+                run.reactive_attempts += 1
+                if await _compact(run):
+                    continue
+            return Failure(
+                f"context limit exceeded for model {run.model!r}: {redact_text(str(exc))}"
+            )
+
+
+async def request_reply(run: WorkerRun, *, stream: bool) -> ModelResponse | Failure:
+    """One model turn with tools offered, streaming if asked, compaction as configured."""
+    return await _with_compaction(run, lambda: _call_model(run, stream=stream, extra={}))
+
+
+def append_assistant(run: WorkerRun, response: ModelResponse) -> None:
+    """Record the model's reply in history and emit ``assistant.message``."""
+    message = Message(
+        role="assistant",
+        content=response.content,
+        reasoning_content=response.reasoning_content,
+        thinking_blocks=response.thinking_blocks,
+        tool_calls=response.tool_calls or None,
+    )
+    run.messages.append(message)
+    run.tool_calls.extend(response.tool_calls)
+    payload: dict[str, Any] = {"content": response.content}
+    if response.tool_calls:
+        payload["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}
+            for c in response.tool_calls
+        ]
+    run.emit(EventType.ASSISTANT_MESSAGE, payload)
+
+
+def _preview_enabled(run: WorkerRun) -> bool:
+    mode = run.job.structured_stream_mode or run.config.structured_stream_mode
+    return run.config.stream and mode == "preview"
+
+
+async def structured_turn(run: WorkerRun) -> FinalOutput | Failure:
+    """Produce the final structured output (preview streaming first when enabled)."""
+    schema = run.job.response_schema
+    if _preview_enabled(run):
+        reply = await _with_compaction(
+            run, lambda: _call_model(run, stream=True, extra={"tools": None, "tool_choice": None})
+        )
+        if isinstance(reply, Failure):
+            return reply
+        try:
+            data = parse_structured(reply.content, schema)
+        except (ValidationError, ValueError):
+            pass  # invalid preview: fall back to strict structured completion
+        else:
+            return _structured_output(run, reply, data)
+    params = _common_params(run)
+
+    async def call() -> ModelResponse:
+        return await run.config.adapter.astructured_complete(
+            **params,
+            response_schema=schema,
+            retries=run.config.structured_output_retries,
+        )
+
+    response = await _with_compaction(run, lambda: _timed_call(run, params, call))
+    if isinstance(response, Failure):
+        return response
+    return _structured_output(run, response, response.parsed)
+
+
+def _structured_output(run: WorkerRun, response: ModelResponse, data: Any) -> FinalOutput:
+    content = schema_adapter(run.job.response_schema).dump_json(data).decode()
+    append_assistant(run, response.model_copy(update={"content": content, "tool_calls": []}))
+    return FinalOutput(content=content, data=data, reasoning=response.reasoning_content)

@@ -1,0 +1,161 @@
+"""The mutable state of one worker run, and how it is built, saved and restored."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from deskwork.core.job import Job
+from deskwork.core.message import Message
+from deskwork.core.state import RunState
+from deskwork.core.tool_call import ToolCall
+from deskwork.core.types import RunStatus
+from deskwork.runtime.config import RunConfig
+from deskwork.tools.base import Tool
+
+if TYPE_CHECKING:
+    from deskwork.runtime.worker import Worker
+
+__all__ = ["INSTRUCTIONS_MARKER", "MEMORY_MARKER", "WorkerRun", "build_messages", "resolve_tools"]
+
+INSTRUCTIONS_MARKER = "instructions"
+MEMORY_MARKER = "memory"
+
+
+@dataclass(slots=True)
+class WorkerRun:
+    """Everything that changes while a worker runs."""
+
+    worker: Worker
+    config: RunConfig
+    job: Job
+    model: str
+    tools: dict[str, Tool]
+    messages: list[Message]
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    iteration: int = 0
+    tool_call_count: int = 0
+    reactive_attempts: int = 0
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def emit(
+        self, event_type: str, payload: dict[str, Any] | None = None, source: str = ""
+    ) -> None:
+        """Emit an event for this run (source defaults to the worker's name)."""
+        self.config.emit(event_type, source or self.worker.name, payload or {})
+
+    def add_usage(self, usage: dict[str, int], cost: float | None, latency_ms: float) -> None:
+        """Accumulate one model call into the run's metrics."""
+        m = self.metrics
+        m["llm_calls"] = m.get("llm_calls", 0) + 1
+        m["latency_ms"] = round(m.get("latency_ms", 0.0) + latency_ms, 3)
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            if key in usage:
+                m[key] = m.get(key, 0) + int(usage[key] or 0)
+        if cost is not None:
+            m["cost"] = m.get("cost", 0.0) + cost
+
+    def to_state(self, status: RunStatus, pending: Any = None) -> RunState:
+        """Snapshot for the run store."""
+        return RunState(
+            run_id=self.config.run_id,
+            status=status,
+            runner_type="worker",
+            runner_name=self.worker.name,
+            job=self.job.to_state(),
+            messages=self.messages,
+            tool_calls=self.tool_calls,
+            pending_action=pending,
+            metrics=self.metrics,
+            iteration=self.iteration,
+            payload={
+                "model": self.model,
+                "tool_call_count": self.tool_call_count,
+                "reactive_attempts": self.reactive_attempts,
+            },
+        )
+
+    @classmethod
+    def restore(cls, worker: Worker, config: RunConfig, state: RunState, job: Job) -> WorkerRun:
+        """Rebuild a run from stored state (possibly in another process)."""
+        model = state.payload.get("model") or config.model_name(worker.model)
+        return cls(
+            worker=worker,
+            config=config,
+            job=job,
+            model=model,
+            tools=resolve_tools(worker, job),
+            messages=list(state.messages),
+            tool_calls=list(state.tool_calls),
+            iteration=state.iteration,
+            tool_call_count=int(state.payload.get("tool_call_count", 0)),
+            reactive_attempts=int(state.payload.get("reactive_attempts", 0)),
+            metrics=dict(state.metrics),
+        )
+
+
+def resolve_tools(worker: Worker, job: Job) -> dict[str, Tool]:
+    """The tools for this run: the worker's, or ``job.tools_override`` (last entry wins)."""
+    if job.tools_override is None:
+        return {t.name: t for t in worker.tools}
+    own = {t.name: t for t in worker.tools}
+    resolved: dict[str, Tool] = {}
+    for entry in job.tools_override:
+        if isinstance(entry, Tool):
+            resolved[entry.name] = entry
+        elif isinstance(entry, str) and entry in own:
+            resolved[entry] = own[entry]
+    return resolved
+
+
+def _user_content(value: Any) -> str | list[dict[str, Any]]:
+    if isinstance(value, str):
+        return value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(p, dict) and "type" in p for p in value)
+    ):
+        return value  # multimodal content parts pass through unchanged
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return json.dumps(value, default=str)
+
+
+def _system_text(worker: Worker, job: Job) -> str | None:
+    parts = [worker.instructions] if worker.instructions else []
+    if job.expected_output:
+        parts.append(f"Expected output: {job.expected_output}")
+    if job.constraints:
+        constraints = job.constraints
+        if isinstance(constraints, list):
+            constraints = "\n".join(f"- {c}" for c in constraints)
+        parts.append(f"Constraints:\n{constraints}")
+    return "\n\n".join(parts) or None
+
+
+def build_messages(worker: Worker, job: Job, memory_context: Any = None) -> list[Message]:
+    """System message, memory context, prior history, then the job input as a user message."""
+    messages: list[Message] = []
+    system = _system_text(worker, job)
+    if system:
+        messages.append(
+            Message(role="system", content=system, metadata={"deskwork": INSTRUCTIONS_MARKER})
+        )
+    history = [m.model_copy() for m in job.initial_messages or ()]
+    while history and history[0].role == "system":
+        messages.append(history.pop(0))
+    if memory_context:
+        text = memory_context if isinstance(memory_context, str) else json.dumps(memory_context)
+        messages.append(
+            Message(
+                role="system", content=f"Context:\n{text}", metadata={"deskwork": MEMORY_MARKER}
+            )
+        )
+    messages.extend(history)
+    if job.input is not None:
+        messages.append(Message(role="user", content=_user_content(job.input)))
+    return messages

@@ -1,0 +1,184 @@
+"""Running the tool calls of a model turn, pausing for people, and resuming."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from deskwork.core.event import EventType
+from deskwork.core.message import Message
+from deskwork.core.pending import PendingAction
+from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.runtime._run import WorkerRun
+from deskwork.runtime.steps import Failure, Interruption, RunAgain
+from deskwork.tools.base import Tool
+from deskwork.tools.execution import aexecute_tool
+from deskwork.utils import new_id
+
+__all__ = ["handle_tool_calls", "is_approved", "resume_pending"]
+
+PREVIEW_CHARS = 200
+DECLINED = "Tool execution declined"
+SKIPPED = "Tool call skipped: the run paused for an earlier tool call in the same turn"
+_DECLINE_WORDS = {"no", "n", "decline", "declined", "deny", "denied", "cancel", "reject", "false"}
+
+
+def is_approved(decision: Any) -> bool:
+    """How a resume decision answers a confirmation (see the Worker docs)."""
+    if decision is None or decision is False:
+        return False
+    if isinstance(decision, str):
+        text = decision.strip().lower()
+        return bool(text) and text not in _DECLINE_WORDS
+    return bool(decision)
+
+
+def _pauses(tool: Tool | None) -> bool:
+    return tool is not None and (
+        tool.requires_confirmation or tool.requires_user_input or tool.requires_handoff
+    )
+
+
+async def handle_tool_calls(
+    run: WorkerRun, calls: list[ToolCall]
+) -> RunAgain | Interruption | Failure:
+    """Execute the turn's calls in parallel, or up to the first that needs a person."""
+    limit = run.config.max_tool_calls
+    if run.tool_call_count + len(calls) > limit:
+        return Failure(f"max_tool_calls exceeded ({limit})")
+    run.tool_call_count += len(calls)
+    pending = next((i for i, c in enumerate(calls) if _pauses(run.tools.get(c.name))), None)
+    await _execute_all(run, calls if pending is None else calls[:pending])
+    if pending is None:
+        append_tool_messages(run, calls)
+        return RunAgain()
+    for call in calls[pending + 1 :]:
+        call.result = ToolResult(error=SKIPPED)
+    return Interruption(_pending_action(run, calls[pending]))
+
+
+async def _execute_all(run: WorkerRun, calls: list[ToolCall]) -> None:
+    if len(calls) == 1:
+        await execute_call(run, calls[0], calls[0])
+    elif calls:
+        await asyncio.gather(*(execute_call(run, c, c, offload=True) for c in calls))
+
+
+async def execute_call(
+    run: WorkerRun, call: ToolCall, request: ToolCall, *, offload: bool = False
+) -> None:
+    """Run one call (``request`` may carry resume input) and record ``call.result``."""
+    tool = run.tools.get(call.name)
+    run.emit(EventType.TOOL_STARTED, {"tool_call_id": call.id}, source=call.name)
+    if tool is None:
+        available = ", ".join(sorted(run.tools)) or "none"
+        result = ToolResult(
+            error=f"unknown tool {call.name!r}; available tools: {available}",
+            exception_type="UnknownTool",
+        )
+    else:
+        result = await aexecute_tool(tool, request, offload_sync=offload)
+    call.result = result
+    _emit_result(run, call, result)
+
+
+def _emit_result(run: WorkerRun, call: ToolCall, result: ToolResult) -> None:
+    if result.error is not None:
+        run.emit(
+            EventType.TOOL_FAILED,
+            {
+                "tool_call_id": call.id,
+                "error": result.error,
+                "timed_out": result.timed_out,
+                "cancelled": result.cancelled,
+            },
+            source=call.name,
+        )
+        return
+    text = result.model_text()
+    run.emit(
+        EventType.TOOL_COMPLETED,
+        {
+            "tool_call_id": call.id,
+            "result_preview": text[:PREVIEW_CHARS],
+            "result_truncated": len(text) > PREVIEW_CHARS,
+            "timed_out": result.timed_out,
+            "cancelled": result.cancelled,
+        },
+        source=call.name,
+    )
+
+
+def append_tool_messages(run: WorkerRun, calls: list[ToolCall]) -> None:
+    """One tool message per call, in the model's call order."""
+    for call in calls:
+        result = call.result or ToolResult(error="no result")
+        run.messages.append(
+            Message(role="tool", tool_call_id=call.id, name=call.name, content=result.model_text())
+        )
+
+
+def _pending_action(run: WorkerRun, call: ToolCall) -> PendingAction:
+    tool = run.tools[call.name]
+    args = ", ".join(str(v) for v in call.arguments.values())
+    if tool.requires_handoff:
+        kind, prompt = "handoff", f"Hand off to {call.arguments.get('agent_name', '?')}"
+    elif tool.requires_confirmation:
+        kind = "confirmation"
+        prompt = tool.confirmation_prompt or f"Confirm {call.name} ({args})"
+        run.emit(EventType.TOOL_CONFIRMATION_REQUESTED, {"tool_call_id": call.id}, call.name)
+    else:
+        kind = "user_input"
+        prompt = tool.user_input_prompt or f"Input needed for {call.name} ({args})"
+        run.emit(EventType.TOOL_USER_INPUT_REQUESTED, {"tool_call_id": call.id}, call.name)
+    return PendingAction(
+        action_id=new_id(),
+        type=kind,  # type: ignore[arg-type]  # one of the three literals above
+        tool_call=call,
+        prompt=prompt,
+        options=["approve", "decline"] if kind == "confirmation" else None,
+        metadata={"tool": call.name, "input_key": tool.effective_input_key},
+    )
+
+
+def _turn_calls(run: WorkerRun) -> list[ToolCall]:
+    """The stored calls of the last assistant message (results live in ``run.tool_calls``)."""
+    last = next(m for m in reversed(run.messages) if m.role == "assistant")
+    by_id = {c.id: c for c in run.tool_calls}
+    return [by_id.get(c.id, c) for c in last.tool_calls or ()]
+
+
+async def resume_pending(
+    run: WorkerRun, action: PendingAction, decision: Any
+) -> RunAgain | Failure:
+    """Answer the pending call and close the turn.
+
+    Calls completed before the pause keep their stored results (they are never re-run);
+    calls after the pending one keep the "skipped" error they received at the pause.
+    """
+    calls = _turn_calls(run)
+    call = next((c for c in calls if c.id == action.tool_call.id), None)
+    if call is None:
+        return Failure(f"pending tool call {action.tool_call.id!r} not found in run state")
+    if call.name not in run.tools:
+        return Failure(f"pending tool {call.name!r} is not available to worker {run.worker.name!r}")
+    tool = run.tools[call.name]
+    if action.type == "confirmation" and not is_approved(decision):
+        _decline(run, call)
+    elif action.type == "user_input":
+        if decision is None:
+            _decline(run, call)
+        else:
+            request = call.model_copy(
+                update={"arguments": {**call.arguments, tool.effective_input_key: decision}}
+            )
+            await execute_call(run, call, request)
+    else:
+        await execute_call(run, call, call)
+    append_tool_messages(run, calls)
+    return RunAgain()
+
+
+def _decline(run: WorkerRun, call: ToolCall) -> None:
+    call.result = ToolResult(error=DECLINED)
+    run.emit(EventType.TOOL_FAILED, {"tool_call_id": call.id, "error": DECLINED}, source=call.name)

@@ -1,0 +1,67 @@
+"""RunConfig: the typed context every runner receives for one run."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from deskwork.adapters.base import BaseModelAdapter
+from deskwork.core.event import Event
+
+if TYPE_CHECKING:
+    from deskwork.runtime.desk import Desk
+
+__all__ = ["EventEmitter", "RunConfig"]
+
+EventEmitter = Callable[[str, str, dict[str, Any]], None]
+"""``emit(event_type, source, payload)``."""
+
+
+@dataclass(slots=True)
+class RunConfig:
+    """Everything a runner needs for one run: the model port, limits and the event sink."""
+
+    adapter: BaseModelAdapter
+    """Model adapter used for every call in the run."""
+    emit: EventEmitter
+    """Event sink: ``emit(type, source, payload)``."""
+    run_id: str
+    """The run's identifier (nested runners share it)."""
+    events: list[Event] = field(default_factory=list)
+    """Events of the run, filled by the desk's emitter."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    structured_output_retries: int = 3
+    structured_stream_mode: Literal["off", "preview"] = "off"
+    max_iterations: int = 10
+    """Maximum model turns per worker run."""
+    max_tool_calls: int = 20
+    """Maximum tool calls per worker run."""
+    num_retries: int = 0
+    """Provider-level retries for failed model calls (0 disables)."""
+    respect_context_window: bool = True
+    """Summarize and retry on context-limit errors (reactive compaction)."""
+    max_context_messages: int | None = None
+    """Summarize before a call when history exceeds this many messages (proactive)."""
+    default_model: str | None = None
+    desk: Desk | None = None
+    """The desk that started the run (lets runners start child runs); ``None`` when standalone."""
+
+    def with_overrides(self, **changes: Any) -> RunConfig:
+        """A copy with some fields replaced."""
+        return dataclasses.replace(self, **changes)
+
+    def model_name(self, worker_model: str | None) -> str:
+        """The worker's model, else the default model.
+
+        Raises:
+            ValueError: neither is set.
+        """
+        model = worker_model or self.default_model
+        if not model:
+            raise ValueError("no model: set Worker(model=...) or Desk(model=...)")
+        return model

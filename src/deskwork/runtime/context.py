@@ -1,0 +1,141 @@
+"""Context-window handling: detect context-limit errors and compact history by summary.
+
+Reactive compaction runs when a model call fails with a context-limit error; proactive
+compaction runs before a call when history exceeds ``max_context_messages``. Both keep
+leading system messages and the most recent messages, never splitting an assistant
+tool-call message from its tool results.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from deskwork.adapters.base import BaseModelAdapter, ModelResponse, assemble_stream
+from deskwork.core.message import Message
+from deskwork.exceptions import ContextLimitError
+
+__all__ = [
+    "SUMMARY_ATTEMPT_LIMIT",
+    "SUMMARY_CHUNK_TOKENS",
+    "SUMMARY_MAX_OUTPUT_TOKENS",
+    "SUMMARY_TAIL_MESSAGES",
+    "compact_messages",
+    "is_context_limit_error",
+    "model_is_registered",
+]
+
+SUMMARY_CHUNK_TOKENS = 2000
+SUMMARY_TAIL_MESSAGES = 4
+SUMMARY_ATTEMPT_LIMIT = 2
+SUMMARY_MAX_OUTPUT_TOKENS = 800
+
+_PATTERNS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "reduce the length",
+)
+SUMMARY_MARKER = "summary"
+
+
+def is_context_limit_error(error: BaseException) -> bool:
+    """Whether ``error`` means the model's context window was exceeded."""
+    if isinstance(error, ContextLimitError):
+        return True
+    if type(error).__name__ in {"ContextWindowExceededError", "ContextLengthExceededError"}:
+        return True
+    text = str(error).lower()
+    return any(pattern in text for pattern in _PATTERNS)
+
+
+def model_is_registered(model: str) -> bool:
+    """Whether LiteLLM knows the model's context size (full name or unprefixed suffix).
+
+    Returns ``True`` when LiteLLM has not been imported: then nothing can be said.
+    """
+    litellm: Any = sys.modules.get("litellm")
+    if litellm is None:
+        return True
+    known = getattr(litellm, "model_cost", {}) or {}
+    return model in known or model.split("/", 1)[-1] in known
+
+
+def _split(
+    messages: list[Message], tail: int
+) -> tuple[list[Message], list[Message], list[Message]]:
+    head_end = 0
+    while head_end < len(messages) and messages[head_end].role == "system":
+        head_end += 1
+    start = max(head_end, len(messages) - tail)
+    # never start the kept tail with tool results: include the call that produced them
+    while start > head_end and messages[start].role == "tool":
+        start -= 1
+    return messages[:head_end], messages[head_end:start], messages[start:]
+
+
+def _render(messages: list[Message]) -> str:
+    lines = []
+    for message in messages:
+        content = message.content if isinstance(message.content, str) else str(message.content)
+        if message.tool_calls:
+            calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
+            content = f"{content or ''} [called: {calls}]"
+        lines.append(f"{message.role}: {content}")
+    return "\n".join(lines)
+
+
+def _chunks(text: str) -> list[str]:
+    size = SUMMARY_CHUNK_TOKENS * 4  # about four characters a token
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+async def _summarize(adapter: BaseModelAdapter, model: str, text: str) -> str:
+    summary = ""
+    for chunk in _chunks(text):
+        prompt = (
+            "Summarize the conversation so far for an assistant that will continue it. "
+            "Keep facts, decisions, open tasks and tool results that matter.\n\n"
+            + (f"Summary so far:\n{summary}\n\n" if summary else "")
+            + f"Conversation:\n{chunk}"
+        )
+        result = await adapter.acomplete(
+            model=model,
+            messages=[{"role": "user", "content": prompt}],
+            tools=None,
+            tool_choice=None,
+            temperature=None,
+            max_tokens=SUMMARY_MAX_OUTPUT_TOKENS,
+            stream=False,
+            stream_options=None,
+        )
+        response = (
+            result
+            if isinstance(result, ModelResponse)
+            else assemble_stream([c async for c in result])
+        )
+        summary = response.content or summary
+    return summary
+
+
+async def compact_messages(
+    adapter: BaseModelAdapter, model: str, messages: list[Message]
+) -> tuple[list[Message], int, int] | None:
+    """Summarize older messages. Returns ``(new_messages, summarized, kept)`` or ``None``.
+
+    ``None`` means there was nothing old enough to summarize.
+    """
+    head, middle, tail = _split(messages, SUMMARY_TAIL_MESSAGES)
+    if not middle:
+        return None
+    summary = await _summarize(adapter, model, _render(middle))
+    note = Message(
+        role="system",
+        content=f"Summary of the earlier conversation:\n{summary}",
+        metadata={"deskwork": SUMMARY_MARKER},
+    )
+    return [*head, note, *tail], len(middle), len(tail)

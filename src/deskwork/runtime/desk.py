@@ -1,0 +1,334 @@
+"""Desk: the only door. Every runner starts here and gets a run record, one ordered
+event stream, persisted state and pause/resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from deskwork._sync import run_sync
+from deskwork.adapters.base import BaseModelAdapter
+from deskwork.core.event import Event, EventType
+from deskwork.core.job import Job
+from deskwork.core.redact import redact, redact_text
+from deskwork.core.report import Report
+from deskwork.core.state import RunState
+from deskwork.event_bus import EventBus
+from deskwork.exceptions import RunnerNotRegisteredError
+from deskwork.memory.base import MemoryStore
+from deskwork.memory.simple import InMemoryMemoryStore
+from deskwork.runtime.config import EventEmitter, RunConfig
+from deskwork.runtime.runner import Runner
+from deskwork.store.base import RunStore
+from deskwork.store.session import SessionStore
+from deskwork.utils import new_id, to_jsonable, utc_now
+
+if TYPE_CHECKING:
+    from deskwork.runtime.session import WorkerSession
+    from deskwork.runtime.worker import Worker
+
+__all__ = ["DB_FILENAME", "Desk"]
+
+DB_FILENAME = "deskwork.db"
+EventListener = Callable[[Event], None]
+_TERMINAL_EVENTS = {
+    "completed": EventType.RUN_COMPLETED,
+    "paused": EventType.RUN_PAUSED,
+    "failed": EventType.RUN_FAILED,
+}
+
+
+class Desk:
+    """Owns the model adapter, event bus, run/session/memory stores and the runner registry."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stream: bool = False,
+        structured_stream_mode: Literal["off", "preview"] = "off",
+        structured_output_retries: int = 3,
+        max_iterations: int = 10,
+        max_tool_calls: int = 20,
+        num_retries: int = 0,
+        respect_context_window: bool = True,
+        max_context_messages: int | None = None,
+        event_bus: EventBus | None = None,
+        run_store: RunStore | None = None,
+        memory_store: MemoryStore | None = None,
+        session_store: SessionStore | None = None,
+        adapter: BaseModelAdapter | None = None,
+        storage_dir: str | Path = ".deskwork",
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.structured_stream_mode: Literal["off", "preview"] = structured_stream_mode
+        self.structured_output_retries = structured_output_retries
+        self.max_iterations = max_iterations
+        self.max_tool_calls = max_tool_calls
+        self.num_retries = num_retries
+        self.respect_context_window = respect_context_window
+        self.max_context_messages = max_context_messages
+        self.storage_dir = Path(storage_dir)
+        self.event_bus = event_bus or EventBus()
+        self.memory_store: MemoryStore = memory_store or InMemoryMemoryStore()
+        self._run_store = run_store
+        self._session_store = session_store
+        self._adapter = adapter
+        self._runners: dict[tuple[str, str], Runner] = {}
+        self._live_jobs: dict[str, Job] = {}
+
+    # -- owned components (created on first use, so a Desk is cheap to make) ------------
+
+    @property
+    def adapter(self) -> BaseModelAdapter:
+        """The model adapter (``LiteLLMAdapter`` unless one was given)."""
+        if self._adapter is None:
+            from deskwork.adapters.litellm import LiteLLMAdapter
+
+            self._adapter = LiteLLMAdapter()
+        return self._adapter
+
+    @property
+    def run_store(self) -> RunStore:
+        """The run store (SQLite at ``<storage_dir>/deskwork.db`` unless one was given)."""
+        if self._run_store is None:
+            from deskwork.store.sqlite import SQLiteRunStore
+
+            self._run_store = SQLiteRunStore(self.storage_dir / DB_FILENAME)
+        return self._run_store
+
+    @property
+    def session_store(self) -> SessionStore:
+        """The session store (SQLite in the same file unless one was given)."""
+        if self._session_store is None:
+            from deskwork.store.session import SQLiteSessionStore
+
+            self._session_store = SQLiteSessionStore(self.storage_dir / DB_FILENAME)
+        return self._session_store
+
+    # -- registry ---------------------------------------------------------------------
+
+    def register(self, runner: Runner) -> None:
+        """Make ``runner`` resumable by name (``desk.run`` registers automatically)."""
+        self._runners[(runner.runner_type, runner.name)] = runner
+
+    def unregister(self, runner: Runner) -> None:
+        """Forget ``runner``."""
+        self._runners.pop((runner.runner_type, runner.name), None)
+
+    register_worker = register
+    unregister_worker = unregister
+    register_workforce = register
+    unregister_workforce = unregister
+
+    def get_runner(self, runner_type: str, name: str) -> Runner | None:
+        """A registered runner, or ``None``."""
+        return self._runners.get((runner_type, name))
+
+    # -- running ----------------------------------------------------------------------
+
+    def config(
+        self, run_id: str, *, stream: bool | None = None, emit: EventEmitter | None = None
+    ) -> RunConfig:
+        """A RunConfig carrying this desk's settings for ``run_id``."""
+        return RunConfig(
+            adapter=self.adapter,
+            emit=emit or self._emitter(run_id, [], None),
+            run_id=run_id,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            stream=self.stream if stream is None else stream,
+            structured_output_retries=self.structured_output_retries,
+            structured_stream_mode=self.structured_stream_mode,
+            max_iterations=self.max_iterations,
+            max_tool_calls=self.max_tool_calls,
+            num_retries=self.num_retries,
+            respect_context_window=self.respect_context_window,
+            max_context_messages=self.max_context_messages,
+            default_model=self.model,
+            desk=self,
+        )
+
+    def _emitter(
+        self, run_id: str, events: list[Event], listener: EventListener | None
+    ) -> EventEmitter:
+        store, bus = self.run_store, self.event_bus
+
+        def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
+            event = Event.model_construct(
+                event_id=new_id(),
+                type=str(event_type),
+                timestamp=utc_now(),
+                run_id=run_id,
+                source=source,
+                payload=redact(payload) if payload else {},
+            )
+            events.append(event)
+            store.add_event(event)
+            if listener is not None:
+                listener(event)
+            bus.emit(event)
+
+        return emit
+
+    async def arun(
+        self,
+        runner: Runner,
+        job: Job | str,
+        *,
+        stream: bool | None = None,
+        on_event: EventListener | None = None,
+    ) -> Report:
+        """Run ``job`` on ``runner``; always returns a Report (never raises for run failures).
+
+        Args:
+            runner: a Worker, Workforce, Flow or other runner.
+            job: the job (a plain string becomes ``Job(input=...)``).
+            stream: override the desk's ``stream`` setting for this run.
+            on_event: called with every event of this run, in order.
+        """
+        job = job if isinstance(job, Job) else Job(input=job)
+        self.register(runner)
+        run_id = new_id()
+        events: list[Event] = []
+        config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
+        config.events = events
+        self.run_store.create_run(run_id, redact(job.to_state()))
+        self._live_jobs[run_id] = job
+        config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
+        return await self._complete(runner, config, runner.arun(config, job))
+
+    def run(
+        self,
+        runner: Runner,
+        job: Job | str,
+        *,
+        stream: bool | None = None,
+        on_event: EventListener | None = None,
+    ) -> Report:
+        """Synchronous :meth:`arun`; raises ``EventLoopRunningError`` inside a running loop."""
+        return run_sync(self.arun(runner, job, stream=stream, on_event=on_event))
+
+    async def aresume(
+        self,
+        report_or_run_id: Report | str,
+        decision: Any = None,
+        *,
+        runner: Runner | None = None,
+        stream: bool | None = None,
+        on_event: EventListener | None = None,
+    ) -> Report:
+        """Continue a paused run with ``decision`` (approval or user input).
+
+        Works in a new process that opened the same storage: pass ``runner=`` or register
+        the runner first.
+
+        Raises:
+            RunnerNotRegisteredError: the paused run's runner is unknown to this desk.
+        """
+        run_id = (
+            report_or_run_id.run_id if isinstance(report_or_run_id, Report) else report_or_run_id
+        )
+        state = self._paused_state(run_id)
+        if isinstance(state, Report):
+            return state
+        runner = runner or self.get_runner(state.runner_type, state.runner_name)
+        if runner is None:
+            raise RunnerNotRegisteredError(
+                f"run {run_id} was paused by {state.runner_type} {state.runner_name!r}, which is"
+                " not registered on this desk; pass runner=... or call desk.register(...)"
+            )
+        self.register(runner)
+        if not self.run_store.claim_paused(run_id):
+            return _failed(run_id, [f"run {run_id} is no longer paused (resumed elsewhere?)"])
+        events = self.run_store.get_events(run_id)
+        config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
+        config.events = events
+        job = self._live_jobs.get(run_id) or Job.from_state(state.job)
+        config.emit(EventType.RUN_RESUMED, runner.name, {})
+        return await self._complete(runner, config, runner.aresume(config, state, decision, job))
+
+    def resume(
+        self,
+        report_or_run_id: Report | str,
+        decision: Any = None,
+        *,
+        runner: Runner | None = None,
+        stream: bool | None = None,
+    ) -> Report:
+        """Synchronous :meth:`aresume`."""
+        return run_sync(
+            self.aresume(report_or_run_id, decision, runner=runner, stream=stream), api="resume"
+        )
+
+    def _paused_state(self, run_id: str) -> RunState | Report:
+        record = self.run_store.get_run(run_id)
+        if record is None:
+            return _failed(run_id, [f"unknown run {run_id!r}"])
+        if record.status != "paused" or record.state is None:
+            return _failed(run_id, [f"run {run_id} is {record.status}, not paused"])
+        return record.state
+
+    async def _complete(self, runner: Runner, config: RunConfig, work: Any) -> Report:
+        try:
+            report, state = await work
+        except asyncio.CancelledError:
+            self._store_result(runner, config, _failed(config.run_id, ["run cancelled"]), None)
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            report, state = _failed(config.run_id, [error]), None
+        return self._store_result(runner, config, report, state)
+
+    def _store_result(
+        self, runner: Runner, config: RunConfig, report: Report, state: RunState | None
+    ) -> Report:
+        payload = {"errors": report.errors} if report.status == "failed" else {}
+        config.emit(_TERMINAL_EVENTS.get(report.status, EventType.RUN_FAILED), runner.name, payload)
+        if state is not None:
+            state = state.model_copy(update={"job": redact(state.job), "status": report.status})
+        self.run_store.update_run(
+            config.run_id,
+            report.status,
+            report.content,
+            to_jsonable(report.data) if report.data is not None else None,
+            state,
+        )
+        if report.status != "paused":
+            self._live_jobs.pop(config.run_id, None)
+        report.events = list(config.events)
+        return report
+
+    # -- other entry points -----------------------------------------------------------
+
+    def flow(self, steps: Sequence[Any], *, name: str = "flow") -> Any:
+        """A workflow of steps run through this desk (see ``deskwork.workflow``)."""
+        from deskwork.workflow import Flow
+
+        return Flow(self, list(steps), name=name)
+
+    def session(
+        self,
+        worker: Worker,
+        session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> WorkerSession | None:
+        """Open (or create) a conversation with ``worker``.
+
+        Returns ``None`` when ``session_id`` exists but belongs to another worker.
+        """
+        from deskwork.runtime.session import WorkerSession
+
+        return WorkerSession.open(self, worker, session_id, metadata)
+
+
+def _failed(run_id: str, errors: list[str]) -> Report:
+    return Report(run_id=run_id, status="failed", errors=errors)

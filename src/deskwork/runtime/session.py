@@ -1,0 +1,147 @@
+"""WorkerSession: a persisted multi-turn conversation with one worker."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from deskwork._sync import run_sync
+from deskwork.core.event import Event
+from deskwork.core.job import Job
+from deskwork.core.message import Message
+from deskwork.core.report import Report
+from deskwork.runtime._run import INSTRUCTIONS_MARKER, MEMORY_MARKER
+from deskwork.utils import new_id
+
+if TYPE_CHECKING:
+    from deskwork.runtime.desk import Desk
+    from deskwork.runtime.worker import Worker
+
+__all__ = ["WorkerSession"]
+
+_JOB_OPTIONS = ("thinking", "drop_params", "extra_body", "response_schema", "metadata")
+
+
+class WorkerSession:
+    """Accumulates history across turns and saves it after each turn.
+
+    Create it with :meth:`Desk.session`.
+    """
+
+    def __init__(self, desk: Desk, worker: Worker, session_id: str) -> None:
+        self.desk = desk
+        self.worker = worker
+        self.session_id = session_id
+
+    @classmethod
+    def open(
+        cls,
+        desk: Desk,
+        worker: Worker,
+        session_id: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> WorkerSession | None:
+        """Load ``session_id`` (``None`` if bound to another worker) or create it."""
+        store = desk.session_store
+        session_id = session_id or new_id()
+        record = store.get_session(session_id)
+        if record is None:
+            store.create_session(session_id, worker.name, dict(metadata or {}))
+        elif record.worker_name != worker.name:
+            return None
+        return cls(desk, worker, session_id)
+
+    def history(self) -> list[Message]:
+        """The stored conversation."""
+        return self.desk.session_store.get_messages(self.session_id)
+
+    def close(self) -> None:
+        """Delete the session and all its messages."""
+        self.desk.session_store.delete_session(self.session_id)
+
+    def _job(self, message: Any, options: dict[str, Any]) -> Job:
+        unknown = set(options) - set(_JOB_OPTIONS)
+        if unknown:
+            raise TypeError(f"unexpected session option(s): {', '.join(sorted(unknown))}")
+        return Job(input=message, initial_messages=self.history(), **options)
+
+    def _save(self, report: Report) -> None:
+        if report.status == "failed":
+            return  # keep the last good history
+        self.desk.session_store.replace_messages(self.session_id, _history(report.messages))
+
+    async def arun(
+        self, message: Any, *, stream: bool = False, on_event: Any = None, **options: Any
+    ) -> Report:
+        """Send ``message`` with the stored history; save the updated conversation.
+
+        ``options`` are Job fields: thinking, drop_params, extra_body, response_schema, metadata.
+        """
+        job = self._job(message, options)
+        report = await self.desk.arun(self.worker, job, stream=stream, on_event=on_event)
+        self._save(report)
+        return report
+
+    def run(self, message: Any, *, stream: bool = False, **options: Any) -> Report:
+        """Synchronous :meth:`arun`."""
+        return run_sync(self.arun(message, stream=stream, **options))
+
+    async def aresume(self, report: Report, decision: Any = None) -> Report:
+        """Resume a paused turn of this session and save the result."""
+        resumed = await self.desk.aresume(report, decision, runner=self.worker)
+        self._save(resumed)
+        return resumed
+
+    def resume(self, report: Report, decision: Any = None) -> Report:
+        """Synchronous :meth:`aresume`."""
+        return run_sync(self.aresume(report, decision), api="resume")
+
+    async def astream_run(self, message: Any, **options: Any) -> AsyncIterator[Event]:
+        """Run with streaming on and yield this run's events as they are emitted."""
+        events: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.ensure_future(
+            self.arun(message, stream=True, on_event=events.put_nowait, **options)
+        )
+        task.add_done_callback(lambda _: events.put_nowait(None))
+        while (event := await events.get()) is not None:
+            yield event
+        await task
+
+    def stream_run(self, message: Any, **options: Any) -> Iterator[Event]:
+        """Synchronous :meth:`astream_run` (the run happens on a helper thread)."""
+        events: queue.Queue[Event | BaseException | None] = queue.Queue()
+
+        def work() -> None:
+            try:
+                asyncio.run(self.arun(message, stream=True, on_event=events.put, **options))
+            except BaseException as exc:  # surfaced in the caller's thread
+                events.put(exc)
+            finally:
+                events.put(None)
+
+        thread = threading.Thread(target=work, name=f"session-{self.session_id}", daemon=True)
+        thread.start()
+        while (item := events.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+        thread.join()
+
+
+def _history(messages: list[Message]) -> list[Message]:
+    """What a session keeps: no instruction/memory system messages; reasoning only where
+    providers need it (assistant messages that carry tool calls)."""
+    kept: list[Message] = []
+    for message in messages:
+        marker = message.metadata.get("deskwork")
+        if message.role == "system" and marker in (INSTRUCTIONS_MARKER, MEMORY_MARKER):
+            continue
+        if message.role == "assistant" and not message.tool_calls:
+            message = message.model_copy(
+                update={"reasoning_content": None, "thinking_blocks": None}
+            )
+        kept.append(message)
+    return kept

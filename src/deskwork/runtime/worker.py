@@ -1,0 +1,174 @@
+"""Worker: one agent loop that talks to the model, calls tools and returns a Report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from deskwork._sync import run_sync
+from deskwork.core.event import EventType
+from deskwork.core.job import Job
+from deskwork.core.report import Report
+from deskwork.core.state import RunState
+from deskwork.runtime._model_step import append_assistant, request_reply, structured_turn
+from deskwork.runtime._run import WorkerRun, build_messages, resolve_tools
+from deskwork.runtime._tool_step import handle_tool_calls, resume_pending
+from deskwork.runtime.config import RunConfig
+from deskwork.runtime.steps import Failure, FinalOutput, Interruption, NextStep, RunAgain
+from deskwork.tools.base import Tool
+from deskwork.tools.toolbelt import Toolbelt
+from deskwork.utils import to_jsonable
+
+__all__ = ["Worker"]
+
+CONTEXT_KEY = "context"
+LAST_OUTPUT_KEY = "last_output"
+
+
+class Worker:
+    """A single agent: a name, optional model and instructions, and tools.
+
+    Run it through a :class:`~deskwork.Desk` (``desk.run(worker, job)``), or directly
+    with a :class:`~deskwork.RunConfig` (``worker.run(config, job)``).
+    """
+
+    __slots__ = ("_toolbelt", "_tools", "instructions", "memory_scope", "model", "name")
+    runner_type = "worker"
+
+    def __init__(
+        self,
+        name: str,
+        tools: Iterable[Tool] | None = None,
+        model: str | None = None,
+        instructions: str | None = None,
+        memory_scope: str | None = None,
+    ) -> None:
+        self.name = name
+        self._tools: tuple[Tool, ...] = tuple(tools) if tools else ()
+        self._toolbelt: Toolbelt | None = None
+        self.model = model
+        self.instructions = instructions
+        self.memory_scope = memory_scope
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The worker's tools."""
+        return list(self._tools)
+
+    @property
+    def toolbelt(self) -> Toolbelt:
+        """The worker's tools as a :class:`Toolbelt` (built on first use)."""
+        if self._toolbelt is None:
+            self._toolbelt = Toolbelt(self._tools)
+        return self._toolbelt
+
+    @property
+    def scope(self) -> str:
+        """Memory namespace: ``memory_scope`` or ``worker:<name>``."""
+        return self.memory_scope or f"worker:{self.name}"
+
+    def __repr__(self) -> str:
+        return f"Worker(name={self.name!r}, tools={[t.name for t in self._tools]!r})"
+
+    async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
+        """Run ``job`` to completion, pause or failure."""
+        memory = config.desk.memory_store if config.desk is not None else None
+        context = memory.read(CONTEXT_KEY, self.scope) if memory is not None else None
+        run = WorkerRun(
+            worker=self,
+            config=config,
+            job=job,
+            model=config.model_name(self.model),
+            tools=resolve_tools(self, job),
+            messages=build_messages(self, job, context),
+        )
+        run.emit(EventType.WORKER_STARTED)
+        return await _drive(run, None)
+
+    async def aresume(
+        self, config: RunConfig, state: RunState, decision: Any, job: Job | None = None
+    ) -> tuple[Report, RunState]:
+        """Continue a paused run from its stored state with the person's ``decision``."""
+        job = job or Job.from_state(state.job)
+        run = WorkerRun.restore(self, config, state, job)
+        if state.pending_action is None:
+            return _finish(run, Failure("run has no pending action to resume"))
+        run.emit(EventType.WORKER_STARTED)
+        return await _drive(run, await resume_pending(run, state.pending_action, decision))
+
+    def run(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
+        """Synchronous :meth:`arun`."""
+        return run_sync(self.arun(config, job))
+
+    def resume(self, config: RunConfig, state: RunState, decision: Any) -> tuple[Report, RunState]:
+        """Synchronous :meth:`aresume`."""
+        return run_sync(self.aresume(config, state, decision), api="resume")
+
+
+async def _drive(run: WorkerRun, step: NextStep | None) -> tuple[Report, RunState]:
+    while step is None or isinstance(step, RunAgain):
+        if run.iteration >= run.config.max_iterations:
+            step = Failure(f"max_iterations exceeded ({run.config.max_iterations})")
+            break
+        run.iteration += 1
+        step = await _take_turn(run)
+    return _finish(run, step)
+
+
+def _stream_eligible(run: WorkerRun) -> bool:
+    return run.config.stream and run.job.response_schema is None
+
+
+async def _take_turn(run: WorkerRun) -> NextStep:
+    if run.job.response_schema is not None and not run.tools:
+        return await structured_turn(run)
+    reply = await request_reply(run, stream=_stream_eligible(run))
+    if isinstance(reply, Failure):
+        return reply
+    append_assistant(run, reply)
+    if reply.tool_calls:
+        return await handle_tool_calls(run, reply.tool_calls)
+    if run.job.response_schema is not None:
+        return await structured_turn(run)
+    return FinalOutput(content=reply.content, reasoning=reply.reasoning_content)
+
+
+def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
+    metrics = {**run.metrics, "iterations": run.iteration, "tool_calls": run.tool_call_count}
+    run.metrics = metrics
+    report = Report(
+        run_id=run.config.run_id,
+        status="running",
+        messages=run.messages,
+        tool_calls=run.tool_calls,
+        metrics=metrics,
+        reasoning_content=_last_reasoning(run),
+    )
+    if isinstance(step, FinalOutput):
+        report.status, report.content, report.data = "completed", step.content, step.data
+        _remember(run, step)
+        run.emit(EventType.WORKER_COMPLETED, {})
+        return report, run.to_state("completed")
+    if isinstance(step, Interruption):
+        report.status, report.pending_action = "paused", step.action
+        run.emit(EventType.WORKER_PAUSED, {"pending_action_type": step.action.type})
+        return report, run.to_state("paused", step.action)
+    error = step.error if isinstance(step, Failure) else f"unexpected step {step!r}"
+    report.status, report.errors = "failed", [error]
+    run.emit(EventType.WORKER_FAILED, {"error": error})
+    return report, run.to_state("failed")
+
+
+def _last_reasoning(run: WorkerRun) -> str | None:
+    for message in reversed(run.messages):
+        if message.role == "assistant":
+            return message.reasoning_content
+    return None
+
+
+def _remember(run: WorkerRun, step: FinalOutput) -> None:
+    desk = run.config.desk
+    if desk is None:
+        return
+    value = step.data if step.data is not None else step.content
+    desk.memory_store.write(LAST_OUTPUT_KEY, to_jsonable(value), run.worker.scope)

@@ -1,0 +1,77 @@
+"""In-memory run store for tests and ephemeral runs."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from deskwork.core.event import Event
+from deskwork.core.state import RunRecord, RunState
+from deskwork.core.types import RunStatus
+from deskwork.store.base import RunStore
+from deskwork.utils import utc_now
+
+__all__ = ["InMemoryRunStore"]
+
+
+class InMemoryRunStore(RunStore):
+    """Keeps records and events in dictionaries; nothing is persisted."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, RunRecord] = {}
+        self._events: dict[str, list[Event]] = {}
+        self._lock = threading.Lock()
+
+    def create_run(self, run_id: str, input_payload: Any) -> None:
+        now = utc_now()
+        with self._lock:
+            self._runs[run_id] = RunRecord(
+                run_id=run_id, status="running", input=input_payload, created_at=now, updated_at=now
+            )
+
+    def update_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+    ) -> None:
+        with self._lock:
+            record = self._runs.get(run_id)
+            if record is None:
+                raise KeyError(f"unknown run {run_id!r}")
+            self._runs[run_id] = record.model_copy(
+                update={
+                    "status": status,
+                    "output": output,
+                    "output_json": output_json,
+                    "state": state,
+                    "updated_at": utc_now(),
+                }
+            )
+
+    def claim_paused(self, run_id: str) -> bool:
+        with self._lock:
+            record = self._runs.get(run_id)
+            if record is None or record.status != "paused":
+                return False
+            self._runs[run_id] = record.model_copy(update={"status": "running"})
+            return True
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def add_event(self, event: Event) -> None:
+        with self._lock:
+            self._events.setdefault(event.run_id, []).append(event)
+
+    def get_events(self, run_id: str) -> list[Event]:
+        with self._lock:
+            return list(self._events.get(run_id, ()))
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        with self._lock:
+            runs = sorted(self._runs.values(), key=lambda r: r.updated_at, reverse=True)
+        return runs[:limit]

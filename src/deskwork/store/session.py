@@ -1,0 +1,189 @@
+"""Session stores: persisted multi-turn conversations bound to a worker."""
+
+from __future__ import annotations
+
+import json
+import threading
+from abc import ABC, abstractmethod
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from deskwork.core.message import Message
+from deskwork.store._sqlite import SQLiteDatabase
+from deskwork.utils import new_id, utc_now
+
+__all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
+
+
+class SessionRecord(BaseModel):
+    """A stored session (without its messages)."""
+
+    id: str
+    worker_name: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionStore(ABC):
+    """Stores sessions and their ordered messages."""
+
+    @abstractmethod
+    def create_session(
+        self, session_id: str, worker_name: str, metadata: dict[str, Any]
+    ) -> SessionRecord:
+        """Create a session (replacing none: the id must be new)."""
+
+    @abstractmethod
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        """The session, or ``None``."""
+
+    @abstractmethod
+    def get_messages(self, session_id: str) -> list[Message]:
+        """The session's messages in order."""
+
+    @abstractmethod
+    def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        """Replace the session's whole history (after a turn or a compaction)."""
+
+    @abstractmethod
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session and its messages."""
+
+
+class InMemorySessionStore(SessionStore):
+    """Sessions in a dictionary, for tests and ephemeral use."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, SessionRecord] = {}
+        self._messages: dict[str, list[Message]] = {}
+        self._lock = threading.Lock()
+
+    def create_session(
+        self, session_id: str, worker_name: str, metadata: dict[str, Any]
+    ) -> SessionRecord:
+        now = utc_now()
+        record = SessionRecord(
+            id=session_id,
+            worker_name=worker_name,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
+        with self._lock:
+            if session_id in self._sessions:
+                raise ValueError(f"session {session_id!r} already exists")
+            self._sessions[session_id] = record
+            self._messages[session_id] = []
+        return record
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        with self._lock:
+            return [m.model_copy(deep=True) for m in self._messages.get(session_id, ())]
+
+    def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        with self._lock:
+            if session_id not in self._sessions:
+                raise KeyError(f"unknown session {session_id!r}")
+            self._messages[session_id] = [m.model_copy(deep=True) for m in messages]
+            record = self._sessions[session_id]
+            self._sessions[session_id] = record.model_copy(update={"updated_at": utc_now()})
+
+    def delete_session(self, session_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(session_id, None)
+            self._messages.pop(session_id, None)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY, worker_name TEXT NOT NULL, metadata TEXT NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS session_messages (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, message_json TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS session_messages_session ON session_messages(session_id, rowid);
+"""
+
+
+class SQLiteSessionStore(SessionStore):
+    """Sessions in SQLite (the default; same file as the run store)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = SQLiteDatabase(path)
+        with self._db.lock:
+            self._db.conn.executescript(_SCHEMA)
+
+    def create_session(
+        self, session_id: str, worker_name: str, metadata: dict[str, Any]
+    ) -> SessionRecord:
+        now = utc_now()
+        with self._db.lock:
+            self._db.conn.execute(
+                "INSERT INTO sessions (id, worker_name, metadata, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, worker_name, json.dumps(metadata), now.isoformat(), now.isoformat()),
+            )
+        return SessionRecord(
+            id=session_id,
+            worker_name=worker_name,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        with self._db.lock:
+            row = self._db.conn.execute(
+                "SELECT id, worker_name, metadata, created_at, updated_at FROM sessions WHERE id=?",
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return SessionRecord(
+            id=row[0],
+            worker_name=row[1],
+            metadata=json.loads(row[2]),
+            created_at=datetime.fromisoformat(row[3]),
+            updated_at=datetime.fromisoformat(row[4]),
+        )
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        with self._db.lock:
+            rows = self._db.conn.execute(
+                "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
+                (session_id,),
+            ).fetchall()
+        return [Message.model_validate_json(row[0]) for row in rows]
+
+    def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        now = utc_now().isoformat()
+        with self._db.lock:
+            conn = self._db.conn
+            conn.execute("BEGIN")
+            try:
+                conn.execute("DELETE FROM session_messages WHERE session_id=?", (session_id,))
+                conn.executemany(
+                    "INSERT INTO session_messages (id, session_id, message_json, timestamp)"
+                    " VALUES (?, ?, ?, ?)",
+                    [(new_id(), session_id, m.model_dump_json(), now) for m in messages],
+                )
+                conn.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now, session_id))
+                conn.execute("COMMIT")
+            except Exception:
+                conn.execute("ROLLBACK")
+                raise
+
+    def delete_session(self, session_id: str) -> None:
+        with self._db.lock:
+            self._db.conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))

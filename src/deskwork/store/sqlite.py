@@ -1,0 +1,184 @@
+"""SQLite run store: the embedded default (``.deskwork/deskwork.db``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from deskwork.core.event import Event
+from deskwork.core.state import RunRecord, RunState
+from deskwork.core.types import RunStatus
+from deskwork.store._sqlite import SQLiteDatabase
+from deskwork.store.base import RunStore
+from deskwork.utils import to_jsonable, utc_now
+
+__all__ = ["SQLiteRunStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, status TEXT NOT NULL, input TEXT, output TEXT,
+    output_json TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state TEXT
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, run_id TEXT NOT NULL,
+    type TEXT NOT NULL, timestamp TEXT NOT NULL, source TEXT NOT NULL, payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_run ON events(run_id, seq);
+CREATE INDEX IF NOT EXISTS runs_updated ON runs(updated_at);
+"""
+
+# Events are written inside an open transaction that is committed at every run status
+# change, and at most this many seconds after the first uncommitted event.
+_COMMIT_INTERVAL = 0.05
+
+
+class SQLiteRunStore(RunStore):
+    """Runs and events in a SQLite file. Inputs, outputs and state are stored as JSON."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = SQLiteDatabase(path)
+        self._dirty_since: float | None = None
+        with self._db.lock:
+            self._db.conn.executescript(_SCHEMA)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._db.path
+
+    def _begin(self) -> None:
+        if self._dirty_since is None:
+            self._db.conn.execute("BEGIN")
+            self._dirty_since = time.monotonic()
+
+    def _commit(self) -> None:
+        if self._dirty_since is not None:
+            self._db.conn.execute("COMMIT")
+            self._dirty_since = None
+
+    def create_run(self, run_id: str, input_payload: Any) -> None:
+        now = utc_now().isoformat()
+        with self._db.lock:
+            self._begin()
+            self._db.conn.execute(
+                "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at)"
+                " VALUES (?, 'running', ?, ?, ?)",
+                (run_id, _dumps(input_payload), now, now),
+            )
+            self._commit()
+
+    def update_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+    ) -> None:
+        state_json = state.model_dump_json() if state is not None else None
+        with self._db.lock:
+            self._begin()
+            cursor = self._db.conn.execute(
+                "UPDATE runs SET status=?, output=?, output_json=?, state=?, updated_at=?"
+                " WHERE run_id=?",
+                (status, output, _dumps(output_json), state_json, utc_now().isoformat(), run_id),
+            )
+            self._commit()
+        if cursor.rowcount == 0:
+            raise KeyError(f"unknown run {run_id!r}")
+
+    def claim_paused(self, run_id: str) -> bool:
+        with self._db.lock:
+            self._begin()
+            cursor = self._db.conn.execute(
+                "UPDATE runs SET status='running', updated_at=? WHERE run_id=? AND status='paused'",
+                (utc_now().isoformat(), run_id),
+            )
+            self._commit()
+        return cursor.rowcount == 1
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._db.lock:
+            row = self._db.conn.execute(
+                "SELECT run_id, status, input, output, output_json, created_at, updated_at, state"
+                " FROM runs WHERE run_id=?",
+                (run_id,),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        with self._db.lock:
+            rows = self._db.conn.execute(
+                "SELECT run_id, status, input, output, output_json, created_at, updated_at, NULL"
+                " FROM runs ORDER BY updated_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    def add_event(self, event: Event) -> None:
+        payload = json.dumps(event.payload, default=str)
+        with self._db.lock:
+            self._begin()
+            self._db.conn.execute(
+                "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    event.event_id,
+                    event.run_id,
+                    str(event.type),
+                    event.timestamp.isoformat(),
+                    event.source,
+                    payload,
+                ),
+            )
+            if self._dirty_since is not None and (
+                time.monotonic() - self._dirty_since > _COMMIT_INTERVAL
+            ):
+                self._commit()
+
+    def get_events(self, run_id: str) -> list[Event]:
+        with self._db.lock:
+            rows = self._db.conn.execute(
+                "SELECT event_id, type, timestamp, run_id, source, payload FROM events"
+                " WHERE run_id=? ORDER BY seq",
+                (run_id,),
+            ).fetchall()
+        return [
+            Event(
+                event_id=row[0],
+                type=row[1],
+                timestamp=datetime.fromisoformat(row[2]),
+                run_id=row[3],
+                source=row[4],
+                payload=json.loads(row[5]),
+            )
+            for row in rows
+        ]
+
+    def flush(self) -> None:
+        with self._db.lock:
+            self._commit()
+
+    def close(self) -> None:
+        self.flush()
+        self._db.close()
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(to_jsonable(value), default=str)
+
+
+def _record(row: tuple[Any, ...]) -> RunRecord:
+    return RunRecord(
+        run_id=row[0],
+        status=row[1],
+        input=json.loads(row[2]) if row[2] else None,
+        output=row[3],
+        output_json=json.loads(row[4]) if row[4] else None,
+        created_at=datetime.fromisoformat(row[5]),
+        updated_at=datetime.fromisoformat(row[6]),
+        state=RunState.model_validate_json(row[7]) if row[7] else None,
+    )

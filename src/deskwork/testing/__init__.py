@@ -1,0 +1,45 @@
+"""What users need to test their own agents offline.
+
+- :class:`ScriptedAdapter` and its turn helpers: a deterministic model.
+- :class:`OpenAICompatServer`: a local OpenAI-compatible HTTP server for the real
+  LiteLLM/HTTP path (imported lazily).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from deskwork.testing.scripted import (
+    ScriptedAdapter,
+    ScriptExhaustedError,
+    Turn,
+    call_tool,
+    call_tools,
+    fail,
+    reply,
+    structured,
+)
+
+if TYPE_CHECKING:
+    from deskwork.testing.openai_server import OpenAICompatServer, ServerReply
+
+__all__ = [
+    "OpenAICompatServer",
+    "ScriptExhaustedError",
+    "ScriptedAdapter",
+    "ServerReply",
+    "Turn",
+    "call_tool",
+    "call_tools",
+    "fail",
+    "reply",
+    "structured",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("OpenAICompatServer", "ServerReply"):
+        from deskwork.testing import openai_server
+
+        return getattr(openai_server, name)
+    raise AttributeError(f"module 'deskwork.testing' has no attribute {name!r}")

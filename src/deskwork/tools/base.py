@@ -1,0 +1,197 @@
+"""Tools: typed Python callables the model can call.
+
+``@tool`` reads the function's type hints to build a Pydantic input model (used to
+validate arguments) and the JSON schema sent to the model.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from deskwork.core.tool_call import ToolCall, ToolResult
+
+__all__ = ["Tool", "ToolPostHook", "ToolPreHook", "ToolResult", "tool"]
+
+ToolPreHook = Callable[[ToolCall], Any]
+ToolPostHook = Callable[[ToolCall, ToolResult], Any]
+
+DEFAULT_INPUT_KEY = "user_input"
+
+
+class Tool:
+    """A callable plus everything the runtime needs to offer it to a model and run it."""
+
+    __slots__ = (
+        "callable",
+        "confirmation_prompt",
+        "description",
+        "external_execution",
+        "input_key",
+        "input_model",
+        "metadata",
+        "name",
+        "output_type",
+        "post",
+        "pre",
+        "requires_confirmation",
+        "requires_handoff",
+        "requires_user_input",
+        "retries",
+        "retry_delay",
+        "schema",
+        "timeout",
+        "user_input_prompt",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        callable: Callable[..., Any],
+        input_model: type[BaseModel],
+        schema: dict[str, Any] | None = None,
+        requires_confirmation: bool = False,
+        requires_user_input: bool = False,
+        requires_handoff: bool = False,
+        external_execution: bool = False,
+        pre: tuple[ToolPreHook, ...] = (),
+        post: tuple[ToolPostHook, ...] = (),
+        confirmation_prompt: str | None = None,
+        user_input_prompt: str | None = None,
+        input_key: str | None = None,
+        timeout: float | None = None,
+        retries: int = 0,
+        retry_delay: float = 1.0,
+        output_type: type[Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if retries < 0:
+            raise ValueError("retries must be >= 0")
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be > 0")
+        self.name = name
+        self.description = description
+        self.callable = callable
+        self.input_model = input_model
+        self.requires_confirmation = requires_confirmation
+        self.requires_user_input = requires_user_input
+        self.requires_handoff = requires_handoff
+        self.external_execution = external_execution
+        self.pre = tuple(pre)
+        self.post = tuple(post)
+        self.confirmation_prompt = confirmation_prompt
+        self.user_input_prompt = user_input_prompt
+        self.input_key = input_key
+        self.timeout = timeout
+        self.retries = retries
+        self.retry_delay = retry_delay
+        self.output_type = output_type
+        self.metadata = dict(metadata or {})
+        self.schema = schema if schema is not None else self._derive_schema()
+
+    @property
+    def effective_input_key(self) -> str:
+        """Argument that receives the user's answer for ``requires_user_input`` tools."""
+        return self.input_key or DEFAULT_INPUT_KEY
+
+    def _derive_schema(self) -> dict[str, Any]:
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        if self.requires_user_input:
+            key = self.effective_input_key
+            schema.get("properties", {}).pop(key, None)
+            if key in schema.get("required", []):
+                schema["required"] = [r for r in schema["required"] if r != key]
+        return schema
+
+    def to_provider(self) -> dict[str, Any]:
+        """The OpenAI function-tool description of this tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema,
+            },
+        }
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (no validation, hooks or events)."""
+        return self.callable(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r})"
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_confirmation: bool = False,
+    requires_user_input: bool = False,
+    requires_handoff: bool = False,
+    external_execution: bool = False,
+    pre: tuple[ToolPreHook, ...] = (),
+    post: tuple[ToolPostHook, ...] = (),
+    confirmation_prompt: str | None = None,
+    user_input_prompt: str | None = None,
+    input_key: str | None = None,
+    timeout: float | None = None,
+    retries: int = 0,
+    retry_delay: float = 1.0,
+    output_type: type[Any] | None = None,
+) -> Any:
+    """Turn a typed function into a :class:`Tool`. Usable as ``@tool`` or ``@tool(...)``."""
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        tool_name = name or fn.__name__
+        return Tool(
+            name=tool_name,
+            description=description or _doc_summary(fn) or f"Call {tool_name}",
+            callable=fn,
+            input_model=input_model_for(fn, tool_name),
+            requires_confirmation=requires_confirmation,
+            requires_user_input=requires_user_input,
+            requires_handoff=requires_handoff,
+            external_execution=external_execution,
+            pre=pre,
+            post=post,
+            confirmation_prompt=confirmation_prompt,
+            user_input_prompt=user_input_prompt,
+            input_key=input_key,
+            timeout=timeout,
+            retries=retries,
+            retry_delay=retry_delay,
+            output_type=output_type,
+        )
+
+    if func is not None:
+        return build(func)
+    return build
+
+
+def input_model_for(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:
+    """A Pydantic model whose fields are ``fn``'s parameters (from type hints)."""
+    hints = get_type_hints(fn)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    model_name = "".join(part.title() for part in tool_name.split("_")) + "Input"
+    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _doc_summary(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return None
+    return doc.strip().split("\n\n", 1)[0].replace("\n", " ")

@@ -1,0 +1,195 @@
+"""The one place tools run: hooks, validation, timeout, retries, cancellation, output checks.
+
+``aexecute_tool`` never raises into the caller: every failure becomes ``ToolResult.error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from deskwork._sync import run_sync
+from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.tools.base import Tool
+from deskwork.utils import to_jsonable
+
+__all__ = ["aexecute_tool", "execute_tool", "tool_result_from_value"]
+
+
+async def aexecute_tool(
+    tool: Tool,
+    call: ToolCall,
+    *,
+    cancel_event: asyncio.Event | None = None,
+    offload_sync: bool = False,
+) -> ToolResult:
+    """Run ``tool`` for ``call`` and return its result.
+
+    Args:
+        tool: the tool to run.
+        call: the model's request (its ``arguments`` are validated first).
+        cancel_event: when set while the tool runs, the tool is cancelled.
+        offload_sync: run a sync callable in a worker thread (so parallel calls overlap).
+    """
+    failure = await _run_pre_hooks(tool, call)
+    if failure is not None:
+        return await _run_post_hooks(tool, call, failure)
+    try:
+        arguments = _validate(tool, call)
+    except ValueError as exc:
+        result = _error(str(exc), exc)
+    else:
+        result = await _call_with_retries(tool, arguments, cancel_event, offload_sync)
+    return await _run_post_hooks(tool, call, result)
+
+
+def execute_tool(tool: Tool, call: ToolCall) -> ToolResult:
+    """Synchronous :func:`aexecute_tool`."""
+    return run_sync(aexecute_tool(tool, call), api="execute_tool")
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def _run_pre_hooks(tool: Tool, call: ToolCall) -> ToolResult | None:
+    for hook in tool.pre:
+        try:
+            await _maybe_await(hook(call))
+        except Exception as exc:
+            return _error(f"pre-hook {_name(hook)} failed: {exc}", exc)
+    return None
+
+
+async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> ToolResult:
+    for hook in tool.post:
+        try:
+            await _maybe_await(hook(call, result))
+        except Exception as exc:
+            return result.model_copy(
+                update={
+                    "error": f"post-hook {_name(hook)} failed: {exc}",
+                    "exception_type": type(exc).__name__,
+                    "original_exception": exc,
+                }
+            )
+    return result
+
+
+def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
+    if call.error:
+        raise ValueError(f"invalid arguments for tool {tool.name!r}: {call.error}")
+    try:
+        model = tool.input_model.model_validate(call.arguments)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ValueError(f"invalid arguments for tool {tool.name!r}: {details}") from exc
+    return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+async def _call_with_retries(
+    tool: Tool,
+    arguments: dict[str, Any],
+    cancel_event: asyncio.Event | None,
+    offload_sync: bool,
+) -> ToolResult:
+    attempt = 0
+    while True:
+        result = await _call_once(tool, arguments, cancel_event, offload_sync)
+        if result.error is None or result.cancelled or attempt >= tool.retries:
+            return result
+        await asyncio.sleep(tool.retry_delay * (2**attempt))
+        attempt += 1
+
+
+async def _call_once(
+    tool: Tool,
+    arguments: dict[str, Any],
+    cancel_event: asyncio.Event | None,
+    offload_sync: bool,
+) -> ToolResult:
+    is_async = inspect.iscoroutinefunction(tool.callable)
+    if not is_async and tool.timeout is None and cancel_event is None and not offload_sync:
+        try:  # fast path: a plain sync call in the loop's thread
+            return tool_result_from_value(tool, tool.callable(**arguments))
+        except Exception as exc:
+            return _error(f"{type(exc).__name__}: {exc}", exc)
+    if is_async:
+        task = asyncio.ensure_future(tool.callable(**arguments))
+    else:
+        task = asyncio.ensure_future(asyncio.to_thread(tool.callable, **arguments))
+    try:
+        value = await _await_task(task, tool.timeout, cancel_event)
+    except TimeoutError as exc:
+        return _error(f"tool {tool.name!r} timed out after {tool.timeout}s", exc, timed_out=True)
+    except asyncio.CancelledError as exc:
+        if cancel_event is not None and cancel_event.is_set():
+            return _error("tool execution cancelled", exc, cancelled=True)
+        raise
+    except Exception as exc:
+        return _error(f"{type(exc).__name__}: {exc}", exc)
+    return tool_result_from_value(tool, value)
+
+
+async def _await_task(
+    task: asyncio.Future[Any], timeout: float | None, cancel_event: asyncio.Event | None
+) -> Any:
+    if cancel_event is None:
+        return await asyncio.wait_for(task, timeout)
+    waiter = asyncio.ensure_future(cancel_event.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when="FIRST_COMPLETED")
+    finally:
+        waiter.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    if waiter in done:
+        raise asyncio.CancelledError
+    raise TimeoutError
+
+
+def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
+    """Convert what a tool returned into a ToolResult (validating ``output_type``)."""
+    if isinstance(value, ToolResult):
+        return value
+    if tool.output_type is not None:
+        try:
+            value = TypeAdapter(tool.output_type).validate_python(value)
+        except ValidationError as exc:
+            return _error(f"tool {tool.name!r} returned invalid output: {exc}", exc)
+        data = to_jsonable(value)
+        return ToolResult(content=json.dumps(data, default=str), data=data)
+    if value is None:
+        return ToolResult(content="")
+    if isinstance(value, str):
+        return ToolResult(content=value)
+    if isinstance(value, BaseModel | dict | list | tuple | int | float | bool):
+        data = to_jsonable(value)
+        return ToolResult(content=json.dumps(data, default=str), data=data)
+    return ToolResult(content=str(value), data=value)
+
+
+def _error(
+    message: str, exc: BaseException, *, timed_out: bool = False, cancelled: bool = False
+) -> ToolResult:
+    return ToolResult(
+        error=message,
+        exception_type=type(exc).__name__,
+        original_exception=exc,
+        timed_out=timed_out,
+        cancelled=cancelled,
+    )
+
+
+def _name(hook: Any) -> str:
+    return getattr(hook, "__qualname__", None) or getattr(hook, "__name__", None) or repr(hook)

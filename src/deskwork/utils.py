@@ -1,0 +1,71 @@
+"""Small helpers used across deskwork: ids, clocks, JSON conversion, file encoding."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import mimetypes
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["encode_file", "new_id", "to_jsonable", "utc_now"]
+
+_EXTRA_MIME = {
+    ".md": "text/markdown",
+    ".csv": "text/csv",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".webp": "image/webp",
+    ".mp3": "audio/mpeg",
+    ".m4a": "audio/mp4",
+    ".wav": "audio/wav",
+}
+
+
+def new_id() -> str:
+    """Return a random 32-character hex identifier."""
+    return uuid.uuid4().hex
+
+
+def utc_now() -> datetime:
+    """Return the current time as a timezone-aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert models, dataclasses and containers into JSON-compatible values."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return json.loads(json.dumps(value, default=str))
+
+
+def encode_file(file_path: str | Path, mime_type: str | None = None) -> str:
+    """Read a local file and return it as a base64 ``data:`` URL.
+
+    The MIME type is guessed from the file extension unless ``mime_type`` is given.
+
+    Raises:
+        FileNotFoundError: the path does not exist or is not a file.
+    """
+    path = Path(file_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"encode_file: no such file: {path}")
+    if mime_type is None:
+        mime_type = _EXTRA_MIME.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
+    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"data:{mime_type or 'application/octet-stream'};base64,{encoded}"
