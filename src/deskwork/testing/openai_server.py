@@ -426,7 +426,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self.server.app._record(request)
         if parsed is None:
-            pass
+            raise _BadRequest("We could not parse the JSON body of your request.")
         if self.command == "POST" and route == "/chat/completions":
             self._chat_completions(request)
         elif self.command == "GET" and route == "/models":
