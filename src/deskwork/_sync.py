@@ -6,16 +6,17 @@ import asyncio
 import atexit
 import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from deskwork.exceptions import EventLoopRunningError
 
-__all__ = ["run_sync"]
+__all__ = ["on_shutdown", "run_sync"]
 
 T = TypeVar("T")
 _local = threading.local()
 _runners: list[asyncio.Runner] = []
+_shutdown_hooks: list[Callable[[], Awaitable[None]]] = []
 
 
 def _runner() -> asyncio.Runner:
@@ -45,10 +46,23 @@ def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
     )
 
 
+def on_shutdown(hook: Callable[[], Awaitable[None]]) -> None:
+    """Run ``hook()`` on each sync-bridge loop before it closes at interpreter exit.
+
+    Lets libraries with loop-bound background tasks (LiteLLM) stop them cleanly.
+    """
+    if hook not in _shutdown_hooks:
+        _shutdown_hooks.append(hook)
+
+
 @atexit.register
 def _close_runners() -> None:
     for runner in _runners:
-        try:
+        with contextlib.suppress(Exception):  # best effort at interpreter exit
+            for hook in _shutdown_hooks:
+                runner.run(_await(hook()))
             runner.close()
-        except Exception:
-            pass
+
+
+async def _await(awaitable: Awaitable[None]) -> None:
+    await awaitable

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -367,6 +368,19 @@ def test_delay_postpones_the_answer(server: OpenAICompatServer, client: httpx.Cl
     server.enqueue(ServerReply.text("slow", delay=2.0))
     with pytest.raises(httpx.ReadTimeout):
         client.post("/chat/completions", json={"messages": USER}, timeout=0.2)
+
+
+async def test_concurrent_requests_are_served_in_parallel(server: OpenAICompatServer) -> None:
+    server.set_handler(lambda request: ServerReply.text("slow", delay=0.3))
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        started = time.perf_counter()
+        responses = await asyncio.gather(
+            *(http.post("/chat/completions", json={"messages": USER}) for _ in range(4))
+        )
+        elapsed = time.perf_counter() - started
+    assert [r.status_code for r in responses] == [200] * 4
+    assert elapsed < 0.9  # four 0.3 s replies, not 1.2 s in sequence
+    assert len(server.requests) == 4
 
 
 def test_path_without_v1_prefix_is_accepted(server: OpenAICompatServer) -> None:

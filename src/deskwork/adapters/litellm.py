@@ -1,0 +1,327 @@
+"""LiteLLMAdapter: the default model adapter (any LiteLLM provider string).
+
+LiteLLM is imported on first use, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` so the import
+never reaches for the network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from deskwork._sync import on_shutdown
+from deskwork.adapters.base import (
+    MIN_STRUCTURED_RETRIES,
+    BaseModelAdapter,
+    ModelResponse,
+    ModelResult,
+    StreamChunk,
+    StructuredOutputError,
+    ToolCallDelta,
+    parse_structured,
+    parse_tool_call,
+)
+from deskwork.adapters.cost import calculate_cost
+
+__all__ = ["LiteLLMAdapter", "import_litellm"]
+
+_configured = threading.Lock()
+_done = False
+
+
+def import_litellm() -> Any:
+    """Import LiteLLM offline-safely and configure it once for deskwork."""
+    global _done
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    with _configured:
+        if not _done:
+            litellm.telemetry = False
+            litellm.suppress_debug_info = True
+            on_shutdown(shutdown_litellm)
+            _done = True
+    return litellm
+
+
+async def shutdown_litellm() -> None:
+    """Stop LiteLLM's background logging task and close its async HTTP clients.
+
+    Without this, a process exit can warn about a pending ``LoggingWorker`` task or a
+    never-awaited client-cleanup coroutine.
+    """
+    import litellm
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    with contextlib.suppress(Exception):
+        await GLOBAL_LOGGING_WORKER.stop()
+    close = getattr(litellm, "close_litellm_async_clients", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            await close()
+
+
+class LiteLLMAdapter(BaseModelAdapter):
+    """Calls models through LiteLLM with OpenAI-compatible inputs.
+
+    Args:
+        api_base: endpoint override (e.g. a proxy or a local OpenAI-compatible server).
+        api_key: key override; otherwise LiteLLM reads the provider's environment variable.
+        timeout: request timeout in seconds.
+        extra_params: more keyword arguments passed to every ``litellm`` call.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = None,
+        extra_params: dict[str, Any] | None = None,
+    ) -> None:
+        self._litellm = import_litellm()
+        self.api_base = api_base
+        self._api_key = api_key  # never logged or stored
+        self.timeout = timeout
+        self.extra_params = dict(extra_params or {})
+
+    def __repr__(self) -> str:
+        return f"LiteLLMAdapter(api_base={self.api_base!r})"
+
+    async def aclose(self) -> None:
+        """Release LiteLLM's loop-bound resources (call before closing your own loop)."""
+        await shutdown_litellm()
+
+    def _params(self, model: str, messages: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": model, "messages": messages, **self.extra_params}
+        tools = options.pop("tools", None)
+        if tools:
+            params["tools"] = tools
+            params["tool_choice"] = options.pop("tool_choice", None) or "auto"
+            if self._supports_parallel(model):
+                params["parallel_tool_calls"] = True
+        options.pop("tool_choice", None)
+        num_retries = options.pop("num_retries", None) or 0
+        params["num_retries"] = num_retries
+        # the OpenAI SDK under LiteLLM retries on its own unless told not to
+        params.setdefault("max_retries", 0)
+        for key, value in options.items():
+            if value is not None:
+                params[key] = value
+        if self.api_base:
+            params["api_base"] = self.api_base
+        if self._api_key:
+            params["api_key"] = self._api_key
+        if self.timeout is not None:
+            params["timeout"] = self.timeout
+        return params
+
+    def _supports_parallel(self, model: str) -> bool:
+        try:
+            return bool(self._litellm.supports_parallel_function_calling(model=model))
+        except Exception:
+            return False
+
+    async def acomplete(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | dict[str, Any] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        stream: bool,
+        stream_options: dict[str, Any] | None,
+        thinking: dict[str, Any] | None = None,
+        drop_params: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+        num_retries: int | None = None,
+        **kwargs: Any,
+    ) -> ModelResult:
+        params = self._params(
+            model, messages, tools=tools, tool_choice=tool_choice, temperature=temperature,
+            max_tokens=max_tokens, thinking=thinking, drop_params=drop_params,
+            extra_body=extra_body, num_retries=num_retries, **kwargs,
+        )  # fmt: skip
+        if stream:
+            params["stream"] = True
+            params["stream_options"] = stream_options or {"include_usage": True}
+            response = await self._litellm.acompletion(**params)
+            return _chunks(response)
+        return _to_response(await self._litellm.acompletion(**params), model)
+
+    def complete(self, **kwargs: Any) -> ModelResponse:
+        """Synchronous completion through ``litellm.completion`` (never streams)."""
+        kwargs.pop("stream", None)
+        kwargs.pop("stream_options", None)
+        model = kwargs.pop("model")
+        messages = kwargs.pop("messages")
+        response = self._litellm.completion(**self._params(model, messages, **kwargs))
+        return _to_response(response, model)
+
+    async def astructured_complete(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        response_schema: Any,
+        retries: int = MIN_STRUCTURED_RETRIES,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        thinking: dict[str, Any] | None = None,
+        drop_params: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+        num_retries: int | None = None,
+    ) -> ModelResponse:
+        """JSON-schema ``response_format`` first; on failure, Instructor (Pydantic models).
+
+        ``TypeAdapter`` schemas use the generic validate-and-retry pipeline instead.
+        """
+        options: dict[str, Any] = {
+            "temperature": temperature, "max_tokens": max_tokens, "thinking": thinking,
+            "drop_params": drop_params, "extra_body": extra_body, "num_retries": num_retries,
+        }  # fmt: skip
+        if not (isinstance(response_schema, type) and issubclass(response_schema, BaseModel)):
+            return await super().astructured_complete(
+                model=model, messages=messages, response_schema=response_schema,
+                retries=retries, **options,
+            )  # fmt: skip
+        first_error = await self._native_attempt(model, messages, response_schema, options)
+        if isinstance(first_error, ModelResponse):
+            return first_error
+        return await self._instructor(model, messages, response_schema, retries, options)
+
+    async def _native_attempt(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        schema: type[BaseModel],
+        options: dict[str, Any],
+    ) -> ModelResponse | Exception:
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
+        }
+        try:
+            result = await self._litellm.acompletion(
+                **self._params(model, messages, response_format=response_format, **options)
+            )
+            response = _to_response(result, model)
+            parsed = parse_structured(response.content, schema)
+        except (ValidationError, ValueError) as exc:
+            return exc
+        except Exception as exc:
+            if _is_fatal(exc):
+                raise
+            return exc
+        return response.model_copy(update={"parsed": parsed})
+
+    async def _instructor(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        schema: type[BaseModel],
+        retries: int,
+        options: dict[str, Any],
+    ) -> ModelResponse:
+        import instructor
+
+        client: Any = instructor.from_litellm(self._litellm.acompletion, mode=instructor.Mode.JSON)
+        params = self._params(model, messages, **options)
+        params.pop("max_retries", None)  # Instructor's own retry budget takes this name
+        try:
+            parsed, raw = await client.chat.completions.create_with_completion(
+                response_model=schema,
+                max_retries=max(retries, MIN_STRUCTURED_RETRIES),
+                **params,
+            )
+        except Exception as exc:
+            if _is_fatal(exc):
+                raise
+            raise StructuredOutputError(f"structured output failed: {exc}") from exc
+        # Instructor hands back its own subclass; users get an instance of their own model
+        parsed = schema.model_validate(parsed.model_dump())
+        response = _to_response(raw, model)
+        return response.model_copy(update={"parsed": parsed, "content": parsed.model_dump_json()})
+
+
+def _is_fatal(exc: Exception) -> bool:
+    """Errors the structured pipeline must not swallow (the worker handles them)."""
+    from deskwork.runtime.context import is_context_limit_error
+
+    name = type(exc).__name__
+    return is_context_limit_error(exc) or name in {"AuthenticationError", "RateLimitError"}
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _usage(response: Any) -> dict[str, int]:
+    usage = _get(response, "usage")
+    if not usage:
+        return {}
+    out = {}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = _get(usage, key)
+        if value is not None:
+            out[key] = int(value)
+    return out
+
+
+def _to_response(response: Any, model: str) -> ModelResponse:
+    choice = (_get(response, "choices") or [None])[0]
+    message = _get(choice, "message") or {}
+    calls = []
+    for index, raw in enumerate(_get(message, "tool_calls") or ()):
+        function = _get(raw, "function") or {}
+        calls.append(
+            parse_tool_call(
+                _get(raw, "id") or f"call_{index}",
+                _get(function, "name") or "",
+                _get(function, "arguments"),
+            )
+        )
+    return ModelResponse(
+        content=_get(message, "content"),
+        reasoning_content=_get(message, "reasoning_content"),
+        thinking_blocks=_get(message, "thinking_blocks") or None,
+        tool_calls=calls,
+        usage=_usage(response),
+        cost=calculate_cost(response),
+        model=_get(response, "model") or model,
+        finish_reason=_get(choice, "finish_reason"),
+        raw=response,
+    )
+
+
+async def _chunks(stream: Any) -> AsyncIterator[StreamChunk]:
+    async for chunk in stream:
+        choice = (_get(chunk, "choices") or [None])[0]
+        delta = _get(choice, "delta") or {}
+        deltas = [
+            ToolCallDelta(
+                index=_get(raw, "index") or 0,
+                id=_get(raw, "id"),
+                name=_get(_get(raw, "function") or {}, "name"),
+                arguments=_get(_get(raw, "function") or {}, "arguments") or "",
+            )
+            for raw in _get(delta, "tool_calls") or ()
+        ]
+        usage = _usage(chunk) or None
+        yield StreamChunk(
+            content=_get(delta, "content"),
+            reasoning=_get(delta, "reasoning_content"),
+            tool_calls=deltas,
+            usage=usage,
+            finish_reason=_get(choice, "finish_reason"),
+            thinking_blocks=_get(delta, "thinking_blocks") or None,
+        )

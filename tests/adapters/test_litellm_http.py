@@ -1,0 +1,273 @@
+"""LiteLLMAdapter over real HTTP against the local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from deskwork import Desk, EventType, Job, Worker
+from deskwork.adapters import LiteLLMAdapter
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import OpenAICompatServer, ServerReply
+from deskwork.tools import tool
+
+API_KEY = "sk-test-secret-0123456789"
+
+
+@tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class Total(BaseModel):
+    total: int
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server: OpenAICompatServer) -> OpenAICompatServer:
+    server.clear()
+    return server
+
+
+def make_desk(server: OpenAICompatServer, **kwargs: object) -> Desk:
+    adapter = LiteLLMAdapter(api_base=server.base_url, api_key=API_KEY)
+    kwargs.setdefault("run_store", InMemoryRunStore())
+    return Desk(model="openai/test-model", adapter=adapter, **kwargs)  # type: ignore[arg-type]
+
+
+def test_plain_reply_and_llm_events(srv: OpenAICompatServer) -> None:
+    srv.enqueue(
+        ServerReply.text(
+            "hello there", usage={"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
+        )
+    )
+    report = make_desk(srv).run(Worker(name="w", instructions="Be brief."), Job(input="hi"))
+    assert report.status == "completed"
+    assert report.content == "hello there"
+    body = srv.requests[0].body
+    assert body["model"] == "test-model"
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert "tools" not in body  # tools only sent when present
+    done = [e for e in report.events if e.type == EventType.LLM_COMPLETED]
+    assert done[0].payload["total_tokens"] == 9
+    assert done[0].payload["latency_ms"] > 0
+    assert report.metrics["total_tokens"] == 9
+
+
+def test_several_tool_calls_in_one_turn(srv: OpenAICompatServer) -> None:
+    srv.enqueue(
+        ServerReply.tool_calls([("add", {"a": 2, "b": 3}), ("add", {"a": 10, "b": 1})]),
+        ServerReply.text("5 and 11"),
+    )
+    report = make_desk(srv).run(Worker(name="w", tools=[add]), Job(input="add"))
+    assert report.status == "completed", report.errors
+    assert [c.result.content for c in report.tool_calls if c.result] == ["5", "11"]
+    second = srv.requests[1].body["messages"]
+    tool_messages = [m for m in second if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ["5", "11"]
+    assert srv.requests[0].body["tools"][0]["function"]["name"] == "add"
+
+
+def test_malformed_tool_arguments_reach_the_model_as_an_error(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.tool_calls([("add", '{"a": 2, "b":')]), ServerReply.text("sorry"))
+    report = make_desk(srv).run(Worker(name="w", tools=[add]), Job(input="add"))
+    assert report.status == "completed"
+    assert report.tool_calls[0].error is not None
+    tool_message = next(m for m in srv.requests[1].body["messages"] if m["role"] == "tool")
+    assert "malformed tool arguments" in tool_message["content"]
+
+
+def test_streamed_text_and_tool_arguments(srv: OpenAICompatServer) -> None:
+    srv.enqueue(
+        ServerReply.tool_calls([("add", {"a": 20, "b": 22})]),
+        ServerReply.text("the answer is forty two"),
+    )
+    report = make_desk(srv).run(Worker(name="w", tools=[add]), Job(input="add"), stream=True)
+    assert report.status == "completed"
+    tokens = [e.payload for e in report.events if e.type == EventType.STREAM_TOKEN]
+    arg_tokens = [t["token"] for t in tokens if t["type"] == "tool_argument"]
+    text_tokens = [t["token"] for t in tokens if t["type"] == "content"]
+    assert len(arg_tokens) >= 2 and "".join(arg_tokens) == '{"a": 20, "b": 22}'
+    assert len(text_tokens) > 1 and "".join(text_tokens) == "the answer is forty two"
+    assert report.tool_calls[0].result is not None
+    assert report.tool_calls[0].result.content == "42"
+    assert srv.requests[0].body["stream"] is True
+
+
+def test_json_schema_structured_output(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.json({"total": 7}))
+    report = make_desk(srv).run(Worker(name="w"), Job(input="x", response_schema=Total))
+    assert report.status == "completed", report.errors
+    assert report.data == Total(total=7)
+    assert report.content == '{"total":7}'
+    fmt = srv.requests[0].body["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["schema"]["properties"]["total"]["type"] == "integer"
+
+
+def test_instructor_fallback_after_invalid_json(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.text("not json at all"), ServerReply.json({"total": 4}))
+    report = make_desk(srv).run(Worker(name="w"), Job(input="x", response_schema=Total))
+    assert report.status == "completed", report.errors
+    assert report.data == Total(total=4)
+    assert len(srv.requests) == 2
+    assert "response_format" in srv.requests[0].body
+
+
+def test_invalid_structured_output_fails_after_retries(srv: OpenAICompatServer) -> None:
+    srv.set_handler(lambda _req: ServerReply.text('{"total": "many"}'))
+    try:
+        report = make_desk(srv, structured_output_retries=0).run(
+            Worker(name="w"), Job(input="x", response_schema=Total)
+        )
+    finally:
+        srv.set_handler(None)
+    assert report.status == "failed"
+    assert "structured output" in report.errors[0]
+    assert len(srv.requests) >= 4  # native attempt + at least 3 Instructor retries
+
+
+@pytest.mark.parametrize("status", [429, 500])
+def test_provider_errors_without_retries(srv: OpenAICompatServer, status: int) -> None:
+    srv.enqueue(ServerReply.error(status, "provider says no", headers={"retry-after-ms": "1"}))
+    report = make_desk(srv).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "failed"
+    assert "provider says no" in report.errors[0]
+    assert len(srv.requests) == 1  # num_retries=0 disables retries
+    failed = [e for e in report.events if e.type == EventType.LLM_FAILED]
+    assert failed and failed[0].payload["error_type"] in {"RateLimitError", "InternalServerError"}
+
+
+@pytest.mark.parametrize("status", [429, 500])
+def test_num_retries_recovers_from_transient_errors(srv: OpenAICompatServer, status: int) -> None:
+    srv.enqueue(
+        ServerReply.error(status, "try again", headers={"retry-after-ms": "1"}),
+        ServerReply.text("recovered"),
+    )
+    report = make_desk(srv, num_retries=2).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "completed", report.errors
+    assert report.content == "recovered"
+    assert len(srv.requests) == 2
+
+
+def test_context_length_error_triggers_reactive_compaction(srv: OpenAICompatServer) -> None:
+    history = [
+        {"role": "user", "content": f"old message {i}"} if i % 2 == 0
+        else {"role": "assistant", "content": f"old answer {i}"}
+        for i in range(10)
+    ]  # fmt: skip
+    from deskwork import Message
+
+    job = Job(input="latest question", initial_messages=[Message(**m) for m in history])  # type: ignore[arg-type]
+    srv.enqueue(
+        ServerReply.context_length_exceeded(),
+        ServerReply.text("a short summary of the old talk"),
+        ServerReply.text("final answer"),
+    )
+    report = make_desk(srv).run(Worker(name="w"), job)
+    assert report.status == "completed", report.errors
+    assert report.content == "final answer"
+    summarized = [e for e in report.events if e.type == EventType.WORKER_CONTEXT_SUMMARIZED]
+    assert summarized and summarized[0].payload["summarized_messages"] > 0
+    retried = srv.requests[2].body["messages"]
+    assert len(retried) < len(srv.requests[0].body["messages"])
+    assert any("a short summary" in (m["content"] or "") for m in retried)
+
+
+def test_context_length_error_without_compaction_fails(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.context_length_exceeded())
+    desk = make_desk(srv, respect_context_window=False)
+    report = desk.run(Worker(name="w"), Job(input="x"))
+    assert report.status == "failed"
+    assert "context limit" in report.errors[0]
+
+
+def test_thinking_and_extra_body_pass_through(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.text("9.8 is larger", reasoning="compare decimals"))
+    job = Job(input="which is larger", extra_body={"custom_setting": 42})
+    report = make_desk(srv).run(Worker(name="w"), job)
+    assert report.reasoning_content == "compare decimals"
+    assert srv.requests[0].body["custom_setting"] == 42
+
+
+def test_api_key_is_sent_but_never_stored(srv: OpenAICompatServer, tmp_path: Path) -> None:
+    srv.enqueue(ServerReply.error(500, f"upstream echoed key {API_KEY}"))
+    desk = make_desk(srv, run_store=None, storage_dir=tmp_path)
+    report = desk.run(Worker(name="w"), Job(input="x", metadata={"api_key": API_KEY}))
+    assert report.status == "failed"
+    assert srv.requests[0].headers["authorization"] == "<redacted>"  # it was sent
+    desk.run_store.flush()
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert API_KEY.encode() not in stored
+    assert all(API_KEY not in str(e.payload) for e in report.events)
+    assert API_KEY not in " ".join(report.errors)
+    assert API_KEY not in repr(desk.adapter)
+
+
+async def test_async_run_with_litellm(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.text("async ok"))
+    desk = make_desk(srv)
+    report = await desk.arun(Worker(name="w"), Job(input="hi"))
+    assert report.content == "async ok"
+    await LiteLLMAdapter.aclose(desk.adapter)  # type: ignore[arg-type]  # release loop-bound tasks
+
+
+def test_sync_complete_uses_litellm_completion(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.text("sync ok"))
+    adapter = LiteLLMAdapter(api_base=srv.base_url, api_key=API_KEY)
+    response = adapter.complete(
+        model="openai/test-model", messages=[{"role": "user", "content": "x"}], tools=None,
+        tool_choice=None, temperature=None, max_tokens=None, stream=False, stream_options=None,
+    )  # fmt: skip
+    assert response.content == "sync ok"
+
+
+def test_cost_is_reported_for_priced_models(srv: OpenAICompatServer) -> None:
+    srv.enqueue(
+        ServerReply.text(
+            "priced", usage={"prompt_tokens": 1000, "completion_tokens": 1000, "total_tokens": 2000}
+        )
+    )
+    adapter = LiteLLMAdapter(api_base=srv.base_url, api_key=API_KEY)
+    desk = Desk(model="openai/gpt-4o-mini", adapter=adapter, run_store=InMemoryRunStore())
+    report = desk.run(Worker(name="w"), Job(input="x"))
+    done = next(e for e in report.events if e.type == EventType.LLM_COMPLETED)
+    assert done.payload["cost"] is not None and done.payload["cost"] > 0
+    assert report.metrics["cost"] == pytest.approx(done.payload["cost"])
+
+
+def test_process_exit_is_clean(srv: OpenAICompatServer, tmp_path: Path) -> None:
+    """A script using the sync API exits without LiteLLM's pending-task warnings."""
+    import subprocess
+    import sys
+
+    srv.set_handler(lambda _req: ServerReply.text("bye"))
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from deskwork import Desk, Job, Worker\n"
+        "from deskwork.adapters import LiteLLMAdapter\n"
+        "from deskwork.store import InMemoryRunStore\n"
+        f"adapter = LiteLLMAdapter(api_base={srv.base_url!r}, api_key='sk-x')\n"
+        "desk = Desk(model='openai/test-model', adapter=adapter, run_store=InMemoryRunStore())\n"
+        "print(desk.run(Worker(name='w'), Job(input='hi')).content)\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+    finally:
+        srv.set_handler(None)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "bye"
+    assert "never awaited" not in done.stderr
+    assert "Task was destroyed" not in done.stderr
