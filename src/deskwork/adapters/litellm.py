@@ -64,6 +64,9 @@ async def shutdown_litellm() -> None:
     if close is not None:
         with contextlib.suppress(Exception):
             await close()
+        # closed clients must not be handed out again: later calls build fresh ones
+        with contextlib.suppress(Exception):
+            litellm.in_memory_llm_clients_cache.flush_cache()
 
 
 class LiteLLMAdapter(BaseModelAdapter):
