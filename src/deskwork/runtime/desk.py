@@ -263,10 +263,14 @@ class Desk:
         *,
         runner: Runner | None = None,
         stream: bool | None = None,
+        on_event: EventListener | None = None,
     ) -> Report:
         """Synchronous :meth:`aresume`."""
         return run_sync(
-            self.aresume(report_or_run_id, decision, runner=runner, stream=stream), api="resume"
+            self.aresume(
+                report_or_run_id, decision, runner=runner, stream=stream, on_event=on_event
+            ),
+            api="resume",
         )
 
     def _paused_state(self, run_id: str) -> RunState | Report:

@@ -1,0 +1,5 @@
+"""``python -m deskwork.cli``."""
+
+from deskwork.cli import main
+
+raise SystemExit(main())
