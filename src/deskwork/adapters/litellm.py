@@ -66,7 +66,7 @@ async def shutdown_litellm() -> None:
             await close()
         # closed clients must not be handed out again: later calls build fresh ones
         with contextlib.suppress(Exception):
-            litellm.in_memory_llm_clients_cache.flush_cache()
+            litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
 
 
 class LiteLLMAdapter(BaseModelAdapter):

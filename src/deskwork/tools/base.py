@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -128,6 +128,32 @@ class Tool:
         return f"Tool(name={self.name!r})"
 
 
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    func: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_confirmation: bool = False,
+    requires_user_input: bool = False,
+    requires_handoff: bool = False,
+    external_execution: bool = False,
+    pre: tuple[ToolPreHook, ...] = (),
+    post: tuple[ToolPostHook, ...] = (),
+    confirmation_prompt: str | None = None,
+    user_input_prompt: str | None = None,
+    input_key: str | None = None,
+    timeout: float | None = None,
+    retries: int = 0,
+    retry_delay: float = 1.0,
+    output_type: type[Any] | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     func: Callable[..., Any] | None = None,
     *,
@@ -146,7 +172,7 @@ def tool(
     retries: int = 0,
     retry_delay: float = 1.0,
     output_type: type[Any] | None = None,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`. Usable as ``@tool`` or ``@tool(...)``."""
 
     def build(fn: Callable[..., Any]) -> Tool:
