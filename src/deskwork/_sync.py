@@ -15,19 +15,21 @@ __all__ = ["on_shutdown", "run_sync"]
 
 T = TypeVar("T")
 _local = threading.local()
-_runners: list[asyncio.Runner] = []
+_loops: list[asyncio.AbstractEventLoop] = []
 _shutdown_hooks: list[Callable[[], Awaitable[None]]] = []
 
 
-def _runner() -> asyncio.Runner:
-    runner: asyncio.Runner | None = getattr(_local, "runner", None)
-    if runner is None:
+def _loop() -> asyncio.AbstractEventLoop:
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    if loop is None or loop.is_closed():
         # One long-lived loop per thread: clients that cache connections per loop
-        # (LiteLLM, httpx) keep working across successive sync calls.
-        runner = asyncio.Runner()
-        _local.runner = runner
-        _runners.append(runner)
-    return runner
+        # (LiteLLM, httpx) keep working across successive sync calls. Driving it with
+        # run_until_complete (not asyncio.Runner.run) avoids re-installing a SIGINT
+        # handler on every call, which cost ~100 µs per run.
+        loop = asyncio.new_event_loop()
+        _local.loop = loop
+        _loops.append(loop)
+    return loop
 
 
 def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
@@ -39,7 +41,7 @@ def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _runner().run(coro)
+        return _loop().run_until_complete(coro)
     coro.close()
     raise EventLoopRunningError(
         f"{api}() cannot be called from a running event loop; use a{api}() instead"
@@ -57,11 +59,12 @@ def on_shutdown(hook: Callable[[], Awaitable[None]]) -> None:
 
 @atexit.register
 def _close_runners() -> None:
-    for runner in _runners:
+    for loop in _loops:
         with contextlib.suppress(Exception):  # best effort at interpreter exit
             for hook in _shutdown_hooks:
-                runner.run(_await(hook()))
-            runner.close()
+                loop.run_until_complete(_await(hook()))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
 
 
 async def _await(awaitable: Awaitable[None]) -> None:

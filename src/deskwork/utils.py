@@ -6,7 +6,7 @@ import base64
 import dataclasses
 import json
 import mimetypes
-import uuid
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,8 @@ _EXTRA_MIME = {
 
 
 def new_id() -> str:
-    """Return a random 32-character hex identifier."""
-    return uuid.uuid4().hex
+    """Return a random 32-character hex identifier (128 random bits)."""
+    return os.urandom(16).hex()
 
 
 def utc_now() -> datetime:
