@@ -14,24 +14,6 @@ from typing import TYPE_CHECKING, Any
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Brief, Job
 from deskwork.core.message import Message
-from deskwork.core.payloads import (
-    AssistantMessagePayload,
-    LLMCompletedPayload,
-    LLMFailedPayload,
-    LLMStartedPayload,
-    RunFailedPayload,
-    RunStartedPayload,
-    StepCompletedPayload,
-    StepPausedPayload,
-    StreamTokenPayload,
-    ToolCompletedPayload,
-    ToolFailedPayload,
-    ToolStartedPayload,
-    WorkerContextSummarizedPayload,
-    WorkerFailedPayload,
-    WorkerPausedPayload,
-    WorkforcePausedPayload,
-)
 from deskwork.core.pending import PendingAction
 from deskwork.core.report import Report, RunOutput
 from deskwork.core.state import RunRecord, RunState
@@ -58,6 +40,24 @@ from deskwork.runtime.worker import Worker
 from deskwork.utils import encode_file, new_id, utc_now
 
 if TYPE_CHECKING:
+    from deskwork.core.payloads import (
+        AssistantMessagePayload,
+        LLMCompletedPayload,
+        LLMFailedPayload,
+        LLMStartedPayload,
+        RunFailedPayload,
+        RunStartedPayload,
+        StepCompletedPayload,
+        StepPausedPayload,
+        StreamTokenPayload,
+        ToolCompletedPayload,
+        ToolFailedPayload,
+        ToolStartedPayload,
+        WorkerContextSummarizedPayload,
+        WorkerFailedPayload,
+        WorkerPausedPayload,
+        WorkforcePausedPayload,
+    )
     from deskwork.tools.images import generate_image
     from deskwork.workforce import Workforce
 
@@ -120,6 +120,22 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AssistantMessagePayload": "deskwork.core.payloads",
+    "LLMCompletedPayload": "deskwork.core.payloads",
+    "LLMFailedPayload": "deskwork.core.payloads",
+    "LLMStartedPayload": "deskwork.core.payloads",
+    "RunFailedPayload": "deskwork.core.payloads",
+    "RunStartedPayload": "deskwork.core.payloads",
+    "StepCompletedPayload": "deskwork.core.payloads",
+    "StepPausedPayload": "deskwork.core.payloads",
+    "StreamTokenPayload": "deskwork.core.payloads",
+    "ToolCompletedPayload": "deskwork.core.payloads",
+    "ToolFailedPayload": "deskwork.core.payloads",
+    "ToolStartedPayload": "deskwork.core.payloads",
+    "WorkerContextSummarizedPayload": "deskwork.core.payloads",
+    "WorkerFailedPayload": "deskwork.core.payloads",
+    "WorkerPausedPayload": "deskwork.core.payloads",
+    "WorkforcePausedPayload": "deskwork.core.payloads",
     "Workforce": "deskwork.workforce",
     "generate_image": "deskwork.tools.images",
 }

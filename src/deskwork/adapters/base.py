@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from deskwork._sync import run_sync
+from deskwork.core._model import DeskworkModel
 from deskwork.core.tool_call import ToolCall
 from deskwork.exceptions import DeskworkError
 
@@ -43,7 +44,7 @@ class StructuredOutputError(DeskworkError):
     """The model did not produce output matching the response schema after all retries."""
 
 
-class ModelResponse(BaseModel):
+class ModelResponse(DeskworkModel):
     """One model reply."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

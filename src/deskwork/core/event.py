@@ -6,7 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from deskwork.core._model import DeskworkModel
 
 __all__ = ["Event", "EventType"]
 
@@ -43,7 +45,7 @@ class EventType(StrEnum):
     LLM_FAILED = "llm.failed"
 
 
-class Event(BaseModel):
+class Event(DeskworkModel):
     """A runtime signal. ``source`` names the emitter (worker, tool, workforce, ...)."""
 
     event_id: str

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.utils import new_id, to_jsonable
 
@@ -15,7 +16,7 @@ __all__ = ["Brief", "Job", "ResponseSchema", "load_schema", "schema_path"]
 ResponseSchema = type[BaseModel] | TypeAdapter[Any]
 
 
-class Job(BaseModel):
+class Job(DeskworkModel):
     """The input to a worker, workforce, flow or architecture. Immutable."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)

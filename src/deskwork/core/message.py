@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.tool_call import ToolCall
 from deskwork.core.types import MessageRole
 
 __all__ = ["Message"]
 
 
-class Message(BaseModel):
+class Message(DeskworkModel):
     """One chat message. ``content`` is a string or an OpenAI-style list of content parts."""
 
     role: MessageRole

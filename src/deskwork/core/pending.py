@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.tool_call import ToolCall
 from deskwork.core.types import PendingActionType
 
 __all__ = ["PendingAction"]
 
 
-class PendingAction(BaseModel):
+class PendingAction(DeskworkModel):
     """Returned in ``Report.pending_action`` when a run pauses."""
 
     action_id: str

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.event import Event
 from deskwork.core.message import Message
 from deskwork.core.pending import PendingAction
@@ -15,7 +16,7 @@ from deskwork.core.types import RunStatus
 __all__ = ["Report", "RunOutput"]
 
 
-class Report(BaseModel):
+class Report(DeskworkModel):
     """What a run produced. ``status`` is completed, paused, failed (or running)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

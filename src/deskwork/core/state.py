@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.core.pending import PendingAction
 from deskwork.core.tool_call import ToolCall
@@ -15,7 +16,7 @@ from deskwork.core.types import RunStatus
 __all__ = ["RunRecord", "RunState"]
 
 
-class RunState(BaseModel):
+class RunState(DeskworkModel):
     """The full resume state of a run. ``payload`` holds runner-specific data."""
 
     run_id: str
@@ -31,7 +32,7 @@ class RunState(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunRecord(BaseModel):
+class RunRecord(DeskworkModel):
     """A run as the run store keeps it."""
 
     run_id: str

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from deskwork.core._model import DeskworkModel
 
 __all__ = ["ToolCall", "ToolResult"]
 
 
-class ToolResult(BaseModel):
+class ToolResult(DeskworkModel):
     """What a tool returned, or why it did not.
 
     A tool may return a ``ToolResult`` itself to control ``content``, ``data`` and ``error``.
@@ -42,7 +44,7 @@ class ToolResult(BaseModel):
         return ""
 
 
-class ToolCall(BaseModel):
+class ToolCall(DeskworkModel):
     """One tool call. ``error`` is set when the model's payload could not be parsed."""
 
     id: str

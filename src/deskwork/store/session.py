@@ -9,8 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.store._sqlite import SQLiteDatabase
 from deskwork.utils import new_id, utc_now
@@ -18,7 +19,7 @@ from deskwork.utils import new_id, utc_now
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
 
 
-class SessionRecord(BaseModel):
+class SessionRecord(DeskworkModel):
     """A stored session (without its messages)."""
 
     id: str
