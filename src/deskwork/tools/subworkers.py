@@ -1,0 +1,229 @@
+"""Subworkers: a tool through which a worker spawns bounded child workers.
+
+Each spawn is a normal, separate run through ``Desk.arun`` (same adapter, run store, event
+bus and memory store), with per-child limits. Guardrails are checked in this order, and a
+rejected spawn does not count against the budget:
+
+1. spawn budget (``max_subworkers`` successful spawns per tool instance);
+2. model policy (``allowed_models``);
+3. tool budget (``max_tools_per_subworker``);
+4. tool allowlist (``available_tools``; unknown names are rejected).
+
+The tool answers with a ``ToolResult``: on success the child's content and
+``data={"run_id", "status", "worker", "metrics"}``; a failed or paused child is an error
+(a paused child is never silently treated as done) with ``data={"run_id", "status",
+"worker"}`` plus ``pending_action_type`` for a pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deskwork.core.job import Job
+from deskwork.core.report import Report
+from deskwork.core.tool_call import ToolResult
+from deskwork.exceptions import ConfigurationError
+from deskwork.runtime.worker import Worker
+from deskwork.tools.base import Tool
+
+if TYPE_CHECKING:
+    from deskwork.runtime.desk import Desk
+
+__all__ = ["SpawnSubworkerInput", "create_subworker_tool", "create_swarm_tool"]
+
+
+class SpawnSubworkerInput(BaseModel):
+    """Arguments of ``spawn_subworker`` / ``spawn_agent``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Name of the subworker")
+    instructions: str = Field(description="System instructions for the subworker")
+    task: str = Field(description="The task the subworker must complete")
+    tools: list[str] = Field(
+        default_factory=list, description="Names of the tools the subworker may use"
+    )
+    model: str | None = Field(default=None, description="Model for the subworker (optional)")
+
+
+@dataclass(slots=True)
+class _Policy:
+    """The guardrails of one tool instance, and its spawn count."""
+
+    desk: Desk
+    tools: dict[str, Tool]
+    default_model: str | None
+    allowed_models: frozenset[str] | None
+    max_subworkers: int
+    max_tools: int
+    limits: dict[str, Any]
+    spawned: int = 0
+
+    def reject(self, model: str | None, tools: list[str]) -> str | None:
+        """Why this spawn is not allowed, or ``None``."""
+        if self.spawned >= self.max_subworkers:
+            return f"subworker budget exhausted: max_subworkers={self.max_subworkers}"
+        if not model:
+            return "no model for the subworker: pass model, or set default_model or Desk(model=)"
+        if self.allowed_models is not None and model not in self.allowed_models:
+            allowed = ", ".join(sorted(self.allowed_models))
+            return f"model {model!r} is not allowed for subworkers (allowed: {allowed})"
+        if len(tools) > self.max_tools:
+            return f"too many tools for one subworker: {len(tools)} > {self.max_tools}"
+        unknown = [name for name in tools if name not in self.tools]
+        if unknown:
+            available = ", ".join(sorted(self.tools)) or "none"
+            return f"unknown tools: {', '.join(unknown)} (available: {available})"
+        return None
+
+    async def spawn(
+        self,
+        name: str,
+        instructions: str,
+        task: str,
+        tools: list[str] | None = None,
+        model: str | None = None,
+    ) -> ToolResult:
+        """The tool's body: check the guardrails, then run the child."""
+        tool_names = list(dict.fromkeys(tools or ()))
+        resolved = model or self.default_model or self.desk.model
+        error = self.reject(resolved, tool_names)
+        if error is not None:
+            return ToolResult(error=error, exception_type="SubworkerPolicy")
+        self.spawned += 1  # before awaiting, so parallel spawns cannot exceed the budget
+        child = Worker(
+            name=name,
+            tools=[self.tools[t] for t in tool_names],
+            model=resolved,
+            instructions=instructions,
+        )
+        return _result(await _run_child(self.desk, child, task, self.limits), name)
+
+
+def create_subworker_tool(
+    desk: Desk,
+    available_tools: Iterable[Tool] = (),
+    default_model: str | None = None,
+    allowed_models: Iterable[str] | None = None,
+    max_subworkers: int = 5,
+    max_tools_per_subworker: int = 8,
+    max_iterations: int = 10,
+    max_tool_calls: int = 10,
+    structured_output_retries: int = 1,
+    name: str = "spawn_subworker",
+) -> Tool:
+    """A tool that spawns a bounded child worker as a separate run on ``desk``.
+
+    Args:
+        desk: runs the children (same adapter, run store, event bus and memory).
+        available_tools: the tools a subworker may be given (by name).
+        default_model: the model when a spawn does not name one (else the desk's model).
+        allowed_models: if given, the only models a subworker may use.
+        max_subworkers: successful spawns allowed for this tool instance.
+        max_tools_per_subworker: tools one spawn may request.
+        max_iterations: model turns per child run.
+        max_tool_calls: tool calls per child run.
+        structured_output_retries: structured-output retries per child run.
+        name: the tool's name.
+
+    Raises:
+        ConfigurationError: a budget is out of range.
+    """
+    _check_budgets(max_subworkers, max_tools_per_subworker, max_iterations, max_tool_calls)
+    policy = _Policy(
+        desk=desk,
+        tools={t.name: t for t in available_tools},
+        default_model=default_model,
+        allowed_models=frozenset(allowed_models) if allowed_models is not None else None,
+        max_subworkers=max_subworkers,
+        max_tools=max_tools_per_subworker,
+        limits={
+            "max_iterations": max_iterations,
+            "max_tool_calls": max_tool_calls,
+            "structured_output_retries": structured_output_retries,
+        },
+    )
+
+    return Tool(
+        name=name,
+        description=_description(policy),
+        callable=policy.spawn,
+        input_model=SpawnSubworkerInput,
+    )
+
+
+def create_swarm_tool(
+    desk: Desk,
+    available_tools: Iterable[Tool] = (),
+    default_model: str | None = None,
+    allowed_models: Iterable[str] | None = None,
+    max_subworkers: int = 5,
+    max_tools_per_subworker: int = 8,
+    max_iterations: int = 10,
+    max_tool_calls: int = 10,
+    structured_output_retries: int = 1,
+    name: str = "spawn_agent",
+) -> Tool:
+    """:func:`create_subworker_tool` under the compatibility name ``spawn_agent``."""
+    return create_subworker_tool(
+        desk,
+        available_tools,
+        default_model,
+        allowed_models,
+        max_subworkers,
+        max_tools_per_subworker,
+        max_iterations,
+        max_tool_calls,
+        structured_output_retries,
+        name,
+    )
+
+
+def _check_budgets(subworkers: int, tools: int, iterations: int, tool_calls: int) -> None:
+    for label, value, low in (
+        ("max_subworkers", subworkers, 1),
+        ("max_tools_per_subworker", tools, 0),
+        ("max_iterations", iterations, 1),
+        ("max_tool_calls", tool_calls, 0),
+    ):
+        if value < low:
+            raise ConfigurationError(f"{label} must be >= {low}, got {value}")
+
+
+async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
+    """Run ``child`` as its own run, without leaving it in place of a registered runner."""
+    previous = desk.get_runner(child.runner_type, child.name)
+    report = await desk.arun(child, Job(input=task), stream=False, limits=limits)
+    if previous is not None:
+        desk.register(previous)
+    elif report.status != "paused":
+        desk.unregister(child)
+    return report
+
+
+def _result(report: Report, worker: str) -> ToolResult:
+    data: dict[str, Any] = {"run_id": report.run_id, "status": report.status, "worker": worker}
+    if report.status == "completed":
+        return ToolResult(content=report.content or "", data={**data, "metrics": report.metrics})
+    if report.status == "paused":
+        kind = report.pending_action.type if report.pending_action else "unknown"
+        data["pending_action_type"] = kind
+        error = f"subworker {worker!r} paused waiting for {kind} (run {report.run_id})"
+    else:
+        error = f"subworker {worker!r} failed: {'; '.join(report.errors) or 'unknown error'}"
+    return ToolResult(error=error, data=data, exception_type="SubworkerFailed")
+
+
+def _description(policy: _Policy) -> str:
+    parts = [
+        "Delegate a self-contained task to a new subworker and get its answer.",
+        f"Tools a subworker may use: {', '.join(policy.tools) or 'none'}.",
+        f"At most {policy.max_subworkers} subworkers, {policy.max_tools} tools each.",
+    ]
+    if policy.allowed_models is not None:
+        parts.append(f"Allowed models: {', '.join(sorted(policy.allowed_models))}.")
+    return " ".join(parts)

@@ -1,0 +1,123 @@
+"""FlowRun: the one walker of a flow's step tree.
+
+It runs sequences (short-circuiting on a pause or failure), runs steps (events, metrics,
+outputs, pause capture), turns exceptions from user callbacks into failures, and finds
+the paused steps in a cursor. Node types only add their own choice (see ``_nodes``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from deskwork.core.event import EventType
+from deskwork.core.job import Job
+from deskwork.core.redact import redact_text
+from deskwork.core.report import Report
+from deskwork.core.state import RunState
+from deskwork.runtime.config import RunConfig
+from deskwork.workflow._context import StepOutput, WorkflowContext
+from deskwork.workflow._nodes import DONE, Cursor, Done, Failed, Node, Outcome, Paused, Step, nest
+
+if TYPE_CHECKING:
+    from deskwork.workflow._flow import Flow
+
+__all__ = ["FlowRun", "add_metrics", "paused_states"]
+
+
+@dataclass(slots=True)
+class FlowRun:
+    """One execution (or resumption) of a flow; a ``Parallel`` branch gets a fork."""
+
+    flow: Flow
+    config: RunConfig
+    ctx: WorkflowContext
+    totals: dict[str, Any] = field(default_factory=dict)
+    """Metrics of every finished step (shared by forks)."""
+    decision: Any = None
+    """The resume decision, delivered to the paused step being continued."""
+    base: int = 0
+    """Outputs in ``ctx`` that existed before this fork (the rest are the fork's own)."""
+
+    @property
+    def new_results(self) -> list[StepOutput]:
+        """Outputs this fork added."""
+        return self.ctx.results[self.base :]
+
+    def fork(self, results: list[StepOutput]) -> FlowRun:
+        """A run for one ``Parallel`` branch that already produced ``results``."""
+        return dataclasses.replace(self, ctx=self.ctx.fork(results), base=len(self.ctx.results))
+
+    async def node(self, node: Node, cursor: Cursor | None) -> Outcome:
+        """Run or continue ``node``; an exception becomes a failure naming the node."""
+        try:
+            return await node.execute(self, cursor)
+        except Exception as exc:
+            return Failed([f"{node.label}: {type(exc).__name__}: {redact_text(str(exc))}"])
+
+    async def sequence(self, nodes: Sequence[Node], cursor: Cursor | None) -> Outcome:
+        """Run ``nodes`` in order from the cursor; stop at the first pause or failure."""
+        start, child = (cursor["index"], cursor["child"]) if cursor else (0, None)
+        for index in range(start, len(nodes)):
+            outcome = await self.node(nodes[index], child)
+            child = None
+            if not isinstance(outcome, Done):
+                return nest(outcome, index=index)
+        return DONE
+
+    async def step(self, step: Step, cursor: Cursor | None) -> Outcome:
+        """Run a step's runner inside this run, or resume it with the decision."""
+        self.config.emit(EventType.STEP_STARTED, step.name, {})
+        report, state, job = await self._call_runner(step, cursor)
+        if report.status == "paused" and state is not None:
+            self.config.emit(EventType.STEP_PAUSED, step.name, {"status": "paused"})
+            self.flow.keep_live_job(state, job)
+            return Paused({"state": state.model_dump(mode="json")})
+        self.config.emit(EventType.STEP_COMPLETED, step.name, {"status": report.status})
+        add_metrics(self.totals, {**report.metrics, "steps": 1})
+        if report.status == "completed":
+            self.ctx.results.append(StepOutput(step.name, report))
+            return DONE
+        errors = report.errors or [f"ended with status {report.status!r}"]
+        return Failed([f"step {step.name!r}: {error}" for error in errors])
+
+    async def _call_runner(
+        self, step: Step, cursor: Cursor | None
+    ) -> tuple[Report, RunState | None, Job | None]:
+        job: Job | None = None
+        try:
+            if cursor is None:
+                job = await step.build_job(self.ctx)
+                report, state = await step.runner.arun(self.config, job)
+            else:
+                paused = RunState.model_validate(cursor["state"])
+                job = self.flow.take_live_job(paused) or Job.from_state(paused.job)
+                report, state = await step.runner.aresume(self.config, paused, self.decision, job)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            return Report(run_id=self.config.run_id, status="failed", errors=[error]), None, job
+        return report, state, job
+
+
+def paused_states(cursor: Cursor) -> Iterator[RunState]:
+    """The paused steps' states under ``cursor``, in order; the first is resumed next."""
+    if "state" in cursor:
+        yield RunState.model_validate(cursor["state"])
+    elif "branches" in cursor:
+        for branch in cursor["branches"]:
+            if branch["child"] is not None:
+                yield from paused_states(branch["child"])
+    else:
+        yield from paused_states(cursor["child"])
+
+
+def add_metrics(total: dict[str, Any], metrics: dict[str, Any]) -> dict[str, Any]:
+    """Add the numeric values of ``metrics`` into ``total`` (in place) and return it."""
+    for key, value in metrics.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+        elif isinstance(value, float):  # rounded: summed latencies should not read 0.1440000002
+            total[key] = round(total.get(key, 0) + value, 9)
+    return total

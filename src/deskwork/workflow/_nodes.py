@@ -1,0 +1,386 @@
+"""The nodes of a flow and the outcome of running one.
+
+Every node turns ``(run, cursor)`` into an :data:`Outcome`. ``cursor`` is ``None`` for a
+fresh start, or the JSON the node returned in :class:`Paused` when the run paused there.
+Sequencing, short-circuiting, pausing and error capture live in ``_engine.FlowRun``;
+a node only says what is particular to it. Cursor shapes (``child`` is always the nested
+cursor, so the engine can find paused steps without knowing node types)::
+
+    sequence   {"index": i, "child": <node cursor>}
+    Step       {"state": <the paused runner's RunState>}
+    Condition  {"key": "true" | "false", "child": <sequence cursor>}
+    Router     {"key": <route>, "child": <sequence cursor>}
+    Loop       {"iteration": n, "child": <sequence cursor>}
+    Parallel   {"branches": [{"child": <node cursor> | None, "results": [<StepOutput>]}]}
+
+In a ``Parallel`` cursor a branch whose ``child`` is ``None`` has finished; ``results``
+keeps every branch's outputs until the whole ``Parallel`` completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from deskwork.core.job import Job
+from deskwork.exceptions import ConfigurationError
+from deskwork.runtime.runner import Runner
+from deskwork.workflow._context import StepOutput, WorkflowContext
+
+if TYPE_CHECKING:
+    from deskwork.workflow._engine import FlowRun
+
+__all__ = [
+    "DONE",
+    "AsyncCondition",
+    "AsyncLoop",
+    "Condition",
+    "Cursor",
+    "Done",
+    "Failed",
+    "Loop",
+    "Node",
+    "Outcome",
+    "Parallel",
+    "Paused",
+    "Router",
+    "Step",
+    "call_user",
+    "nest",
+    "node_list",
+]
+
+Cursor = dict[str, Any]
+JobBuilder = Callable[[WorkflowContext], "Job | str | Awaitable[Job | str]"]
+Predicate = Callable[[WorkflowContext], "bool | Awaitable[bool]"]
+AsyncPredicate = Callable[[WorkflowContext], Awaitable[bool]]
+Selector = Callable[[WorkflowContext], "str | Awaitable[str]"]
+
+
+# -- outcomes ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The node completed; its steps' outputs are in the context."""
+
+
+@dataclass(frozen=True, slots=True)
+class Paused:
+    """A step under the node paused; ``cursor`` says where to continue."""
+
+    cursor: Cursor
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The node failed; nothing after it runs."""
+
+    errors: list[str] = field(default_factory=list)
+
+
+Outcome = Done | Paused | Failed
+DONE = Done()
+
+
+def nest(outcome: Outcome, **frame: Any) -> Outcome:
+    """Wrap a paused child's cursor in this node's ``frame``; other outcomes pass through."""
+    if isinstance(outcome, Paused):
+        return Paused({**frame, "child": outcome.cursor})
+    return outcome
+
+
+async def call_user(function: Callable[[WorkflowContext], Any], ctx: WorkflowContext) -> Any:
+    """Call a user predicate, selector or job builder, awaiting it when it is async."""
+    value = function(ctx)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def node_list(nodes: Node | Sequence[Node] | None, owner: str) -> tuple[Node, ...]:
+    """Validate children given as one node or a sequence of nodes.
+
+    Raises:
+        ConfigurationError: a child is not a workflow node.
+    """
+    items = (nodes,) if isinstance(nodes, Node) else tuple(nodes or ())
+    for item in items:
+        if not isinstance(item, Node):
+            raise ConfigurationError(
+                f"{owner} expects workflow nodes (Step, Parallel, Condition, Router, Loop), "
+                f"got {type(item).__name__}; wrap runners in Step(...)"
+            )
+    return items
+
+
+# -- nodes ------------------------------------------------------------------------------
+
+
+class Node:
+    """Base class of the workflow nodes."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def label(self) -> str:
+        """``Type 'name'`` for error messages."""
+        return f"{type(self).__name__} {self.name!r}"
+
+    async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
+        """Run (``cursor is None``) or continue (from ``cursor``) this node."""
+        raise NotImplementedError
+
+    def shape(self) -> Any:
+        """A JSON description of the node's structure (to detect a changed flow on resume)."""
+        raise NotImplementedError
+
+
+class Step(Node):
+    """Runs a worker, workforce (or any runner) once, inside the flow's run.
+
+    Args:
+        runner: the worker, workforce or other runner.
+        job_builder: ``ctx -> Job`` (sync or async) building the step's job; a string
+            becomes ``Job(input=...)``. Default: the flow's job.
+        name: the step's name (event source, output header); default: the runner's name.
+    """
+
+    __slots__ = ("job_builder", "runner")
+
+    def __init__(
+        self, runner: Runner, job_builder: JobBuilder | None = None, name: str | None = None
+    ) -> None:
+        super().__init__(name or getattr(runner, "name", None) or "step")
+        self.runner = runner
+        self.job_builder = job_builder
+
+    async def build_job(self, ctx: WorkflowContext) -> Job:
+        """The job for a fresh run of this step."""
+        if self.job_builder is None:
+            return ctx.job
+        job = await call_user(self.job_builder, ctx)
+        return job if isinstance(job, Job) else Job(input=job)
+
+    async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
+        """Run the runner (or resume it from the stored state)."""
+        return await run.step(self, cursor)
+
+    def shape(self) -> Any:
+        """Type, name and runner identity."""
+        runner = self.runner
+        return ["Step", self.name, getattr(runner, "runner_type", ""), getattr(runner, "name", "")]
+
+
+class Parallel(Node):
+    """Runs its children concurrently; completes when all complete.
+
+    A failed branch fails the ``Parallel`` (after every branch has finished). When
+    branches pause, the finished branches' outputs are kept and the paused ones resume,
+    first to last, one decision each.
+    """
+
+    __slots__ = ("steps",)
+
+    def __init__(self, *steps: Node, name: str = "parallel") -> None:
+        super().__init__(name)
+        self.steps = node_list(steps, "Parallel")
+        if not self.steps:
+            raise ConfigurationError("Parallel needs at least one step")
+
+    async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
+        """Run every branch at once (on resume: only the first paused branch)."""
+        branches: list[Cursor] = (
+            cursor["branches"] if cursor else [{"child": None, "results": []} for _ in self.steps]
+        )
+        forks = [run.fork([StepOutput.from_json(r) for r in b["results"]]) for b in branches]
+        active = next((i for i, b in enumerate(branches) if b["child"] is not None), None)
+
+        async def branch(index: int) -> Outcome:
+            child = branches[index]["child"]
+            if cursor is None or index == active:
+                return await forks[index].node(self.steps[index], child)
+            return DONE if child is None else Paused(child)
+
+        outcomes = await asyncio.gather(*(branch(i) for i in range(len(self.steps))))
+        errors = [e for o in outcomes if isinstance(o, Failed) for e in o.errors]
+        if errors:
+            return Failed(errors)
+        if any(isinstance(o, Paused) for o in outcomes):
+            return Paused(
+                {"branches": [_branch_cursor(o, f) for o, f in zip(outcomes, forks, strict=True)]}
+            )
+        for fork in forks:
+            run.ctx.results.extend(fork.new_results)
+        return DONE
+
+    def shape(self) -> Any:
+        """Type, name and branches."""
+        return ["Parallel", self.name, [step.shape() for step in self.steps]]
+
+
+def _branch_cursor(outcome: Outcome, fork: FlowRun) -> Cursor:
+    child = outcome.cursor if isinstance(outcome, Paused) else None
+    return {"child": child, "results": [r.to_json() for r in fork.new_results]}
+
+
+class _Branching(Node):
+    """Chooses one of several step sequences by key and runs it (Condition, Router)."""
+
+    __slots__ = ("branches",)
+
+    def __init__(self, name: str, branches: Mapping[str, Node | Sequence[Node]]) -> None:
+        super().__init__(name)
+        self.branches = {
+            key: node_list(steps, type(self).__name__) for key, steps in branches.items()
+        }
+
+    async def choose(self, ctx: WorkflowContext) -> str:
+        """The key of the branch to run."""
+        raise NotImplementedError
+
+    async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
+        """Choose a branch (on resume: the stored choice) and run it."""
+        key = cursor["key"] if cursor else await self.choose(run.ctx)
+        steps = self.branches.get(key)
+        if steps is None:
+            known = ", ".join(repr(k) for k in self.branches) or "none"
+            return Failed([f"{self.label}: unknown route {key!r} (routes: {known})"])
+        return nest(await run.sequence(steps, cursor["child"] if cursor else None), key=key)
+
+    def shape(self) -> Any:
+        """Type, name and branches."""
+        branches = {key: [step.shape() for step in steps] for key, steps in self.branches.items()}
+        return [type(self).__name__, self.name, branches]
+
+
+class Condition(_Branching):
+    """Runs ``if_true`` or ``if_false`` depending on ``predicate(ctx)`` (sync or async).
+
+    The predicate is evaluated once; a resumed run continues the branch it chose.
+    """
+
+    __slots__ = ("predicate",)
+
+    def __init__(
+        self,
+        predicate: Predicate,
+        if_true: Node | Sequence[Node],
+        if_false: Node | Sequence[Node] | None = None,
+        *,
+        name: str = "condition",
+    ) -> None:
+        super().__init__(name, {"true": if_true, "false": if_false or ()})
+        self.predicate = predicate
+
+    async def choose(self, ctx: WorkflowContext) -> str:
+        """``"true"`` or ``"false"``."""
+        return "true" if await call_user(self.predicate, ctx) else "false"
+
+
+class AsyncCondition(Condition):
+    """A :class:`Condition` whose predicate is a coroutine function."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        predicate: AsyncPredicate,
+        if_true: Node | Sequence[Node],
+        if_false: Node | Sequence[Node] | None = None,
+        *,
+        name: str = "condition",
+    ) -> None:
+        super().__init__(predicate, if_true, if_false, name=name)
+
+
+class Router(_Branching):
+    """Runs the route whose key ``selector(ctx)`` returns (sync or async).
+
+    An unknown key fails the flow with an error naming the known routes.
+    """
+
+    __slots__ = ("selector",)
+
+    def __init__(
+        self,
+        selector: Selector,
+        routes: Mapping[str, Node | Sequence[Node]],
+        *,
+        name: str = "router",
+    ) -> None:
+        super().__init__(name, routes)
+        self.selector = selector
+
+    async def choose(self, ctx: WorkflowContext) -> str:
+        """The selected route key."""
+        return str(await call_user(self.selector, ctx))
+
+
+class Loop(Node):
+    """Repeats ``steps`` until ``stop`` says so or ``max_iterations`` is reached.
+
+    ``stop(ctx)`` (sync or async) is checked after each iteration;
+    ``ctx.loop_iteration(name)`` is the current iteration, from 1. Name your loops to
+    track them: loops with the same name share one counter in the context.
+    """
+
+    __slots__ = ("max_iterations", "steps", "stop")
+
+    def __init__(
+        self,
+        steps: Node | Sequence[Node],
+        stop: Predicate,
+        max_iterations: int = 10,
+        name: str = "loop",
+    ) -> None:
+        super().__init__(name)
+        self.steps = node_list(steps, type(self).__name__)
+        if not self.steps:
+            raise ConfigurationError(f"{self.label} needs at least one step")
+        if max_iterations < 1:
+            raise ConfigurationError(f"{self.label}: max_iterations must be >= 1")
+        self.stop = stop
+        self.max_iterations = max_iterations
+
+    async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
+        """Run iterations (on resume: finish the paused one first)."""
+        iteration: int = cursor["iteration"] if cursor else 0
+        child: Cursor | None = cursor["child"] if cursor else None
+        while child is not None or iteration < self.max_iterations:
+            if child is None:
+                iteration += 1
+            run.ctx.set_loop_iteration(self.name, iteration)
+            outcome = await run.sequence(self.steps, child)
+            child = None
+            if not isinstance(outcome, Done):
+                return nest(outcome, iteration=iteration)
+            if await call_user(self.stop, run.ctx):
+                break
+        return DONE
+
+    def shape(self) -> Any:
+        """Type, name, limit and steps."""
+        steps = [step.shape() for step in self.steps]
+        return [type(self).__name__, self.name, self.max_iterations, steps]
+
+
+class AsyncLoop(Loop):
+    """A :class:`Loop` whose ``stop`` predicate is a coroutine function."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        steps: Node | Sequence[Node],
+        stop: AsyncPredicate,
+        max_iterations: int = 10,
+        name: str = "loop",
+    ) -> None:
+        super().__init__(steps, stop, max_iterations, name)
