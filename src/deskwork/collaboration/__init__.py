@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from deskwork.collaboration._blackboard import Blackboard, BlackboardCallback, BlackboardEntry
 from deskwork.collaboration._channel import BroadcastMode, Channel, ChannelMessage
-
-# Collaboration tools (channel_send_tool, channel_receive_tool, channel_broadcast_tool,
-# blackboard_read_tool, blackboard_write_tool) live in ``deskwork.collaboration.tools`` and are
-# re-exported here (import them above and add their names to ``__all__``, kept sorted).
+from deskwork.collaboration.tools import (
+    blackboard_read_tool,
+    blackboard_write_tool,
+    channel_broadcast_tool,
+    channel_receive_tool,
+    channel_send_tool,
+)
 
 __all__ = [
     "Blackboard",
@@ -20,4 +23,9 @@ __all__ = [
     "BroadcastMode",
     "Channel",
     "ChannelMessage",
+    "blackboard_read_tool",
+    "blackboard_write_tool",
+    "channel_broadcast_tool",
+    "channel_receive_tool",
+    "channel_send_tool",
 ]

@@ -153,6 +153,9 @@ async def resume_pending(
 ) -> RunAgain | Failure:
     """Answer the pending call and close the turn.
 
+    A ``handoff`` is answered by its orchestrator: a ``ToolResult`` decision becomes the call's
+    result as is (a swarm uses this to reject a target); any other decision runs the tool.
+
     Calls completed before the pause keep their stored results (they are never re-run);
     calls after the pending one keep the "skipped" error they received at the pause.
     """
@@ -173,6 +176,9 @@ async def resume_pending(
                 update={"arguments": {**call.arguments, tool.effective_input_key: decision}}
             )
             await execute_call(run, call, request)
+    elif action.type == "handoff" and isinstance(decision, ToolResult):
+        call.result = decision  # the orchestrator answered the handoff (accepted or rejected)
+        _emit_result(run, call, decision)
     else:
         await execute_call(run, call, call)
     append_tool_messages(run, calls)

@@ -1,0 +1,168 @@
+"""What every composite runner needs to run members inside its own run.
+
+A composite runner (``Workforce``, ``BlackboardArchitecture``) runs its members with
+``await member.arun(config, job)`` on the *same* ``RunConfig``, so the members' events land in
+the composite's run. When a member pauses, the composite stores the member's ``RunState`` as
+JSON inside its own ``RunState.payload`` and returns a paused report carrying the member's
+pending action; on resume it hands the stored state back to ``member.aresume``::
+
+    composite RunState
+      payload: {"child": <member RunState as JSON>, "metrics": <finished members>, ...}
+      pending_action: <the member's pending action>
+
+Metrics of a composite report are the sum of its members' metrics (:func:`sum_metrics`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from deskwork.core.job import Job
+from deskwork.core.report import Report
+from deskwork.core.state import RunState
+from deskwork.runtime.config import RunConfig
+from deskwork.runtime.runner import Runner
+from deskwork.utils import to_jsonable
+
+__all__ = [
+    "Resume",
+    "child_from_payload",
+    "composite_failure",
+    "composite_outcome",
+    "run_member",
+    "sum_metrics",
+    "task_text",
+]
+
+CHILD_KEY = "child"
+"""Payload key of the paused member's ``RunState``."""
+
+
+def sum_metrics(*metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Add metrics dicts key by key.
+
+    Numeric values (``llm_calls``, token counts, ``cost``, ``tool_calls``, ``latency_ms``, ...)
+    are summed; other values (and booleans) are ignored.
+
+    Args:
+        *metrics: The metrics of each member report.
+
+    Returns:
+        A new dict with one total per numeric key.
+    """
+    total: dict[str, Any] = {}
+    for entry in metrics:
+        for key, value in entry.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            total[key] = total.get(key, 0) + value
+    if isinstance(total.get("latency_ms"), float):
+        total["latency_ms"] = round(total["latency_ms"], 3)
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """How to continue a paused member: its stored state and the person's decision."""
+
+    state: RunState
+    decision: Any
+
+
+async def run_member(
+    member: Runner, config: RunConfig, job: Job, resume: Resume | None = None
+) -> tuple[Report, RunState]:
+    """Start ``member`` on ``job`` in the current run, or continue it from ``resume``.
+
+    Args:
+        member: The worker (or other runner) to run.
+        config: The composite's run config (shared, so events land in the same run).
+        job: The member's job (on resume it supplies tool overrides and the response schema).
+        resume: The stored state and decision when continuing a paused member.
+
+    Returns:
+        The member's report and state.
+    """
+    if resume is None:
+        return await member.arun(config, job)
+    return await member.aresume(config, resume.state, resume.decision, job)
+
+
+def child_from_payload(payload: Mapping[str, Any]) -> RunState | None:
+    """The paused member's state stored under ``payload["child"]``, or ``None`` if invalid."""
+    raw = payload.get(CHILD_KEY)
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        return RunState.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def composite_outcome(
+    runner: Runner,
+    config: RunConfig,
+    job: Job,
+    report: Report,
+    *,
+    metrics: dict[str, Any],
+    payload: dict[str, Any] | None = None,
+    child: RunState | None = None,
+) -> tuple[Report, RunState]:
+    """The composite's report and state, built from the member ``report`` that ends this step.
+
+    The member's report is reused as is (content, data, messages, pending action, errors)
+    with ``metrics`` replaced by the composite's total.
+
+    Args:
+        runner: The composite runner (its ``runner_type`` and ``name`` identify the state).
+        config: The run config.
+        job: The composite's root job.
+        report: The member report to return.
+        metrics: The total metrics of the composite run.
+        payload: The composite's progress (JSON only).
+        child: The paused member's state, stored under ``payload["child"]``.
+    """
+    report = report.model_copy(update={"run_id": config.run_id, "metrics": metrics})
+    data = dict(payload or {})
+    if child is not None:
+        data[CHILD_KEY] = child.model_dump(mode="json")
+    state = RunState(
+        run_id=config.run_id,
+        status=report.status,
+        runner_type=runner.runner_type,
+        runner_name=runner.name,
+        job=job.to_state(),
+        messages=report.messages,
+        pending_action=report.pending_action,
+        metrics=metrics,
+        payload=data,
+    )
+    return report, state
+
+
+def composite_failure(
+    runner: Runner,
+    config: RunConfig,
+    job: Job,
+    error: str,
+    *,
+    metrics: dict[str, Any] | None = None,
+) -> tuple[Report, RunState]:
+    """A failed report (and state) for the composite, with ``error`` as its only error."""
+    report = Report(run_id=config.run_id, status="failed", errors=[error])
+    return composite_outcome(runner, config, job, report, metrics=dict(metrics or {}))
+
+
+def task_text(value: Any) -> str:
+    """A job input as text: strings as is, the text parts of multimodal content, else JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, dict) and "type" in p for p in value):
+        return "\n".join(str(p.get("text", "")) for p in value if p.get("type") == "text")
+    return json.dumps(to_jsonable(value))

@@ -1,0 +1,224 @@
+"""Workforce: several workers coordinated in one run (managed, collaborate, swarm, blackboard).
+
+Every mode is a pair of functions ``start(wf, config, job)`` / ``resume(wf, config, state,
+decision, job)`` in its own module; ``Workforce.arun``/``aresume`` only emit the workforce
+events and dispatch::
+
+    Workforce.arun ──► workforce.started ──► <mode>.start ──► workforce.completed (if finished)
+    Workforce.aresume ─► workforce.started ──► <mode>.resume ─┘
+
+Members run inside the workforce's run (``await worker.arun(config, job)``), so their events,
+the workforce's events and the run's events form one ordered stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, get_args
+
+from deskwork._sync import run_sync
+from deskwork.collaboration import Blackboard, Channel
+from deskwork.core.event import EventType
+from deskwork.core.job import Job
+from deskwork.core.report import Report
+from deskwork.core.state import RunState
+from deskwork.core.types import WorkforceMode
+from deskwork.exceptions import ConfigurationError
+from deskwork.runtime.config import RunConfig
+from deskwork.runtime.worker import Worker
+from deskwork.workforce import _collaborate, _managed, _swarm
+from deskwork.workforce._members import child_from_payload, composite_failure, composite_outcome
+
+if TYPE_CHECKING:
+    from deskwork.architecture.blackboard import BlackboardArchitecture
+
+__all__ = ["Reducer", "Workforce"]
+
+Reducer = Callable[[list[Report]], Report]
+"""Combines the member reports of a collaborate run into one report."""
+
+Outcome = tuple[Report, RunState]
+_Start = Callable[["Workforce", RunConfig, Job], Awaitable[Outcome]]
+_Resume = Callable[["Workforce", RunConfig, RunState, Any, Job], Awaitable[Outcome]]
+
+
+class Workforce:
+    """Coordinates several workers inside one run.
+
+    Modes:
+        managed: a manager (``manager`` or the first worker) picks one worker, which runs the job.
+        collaborate: every worker runs the job (concurrently when none has tools) and
+            ``reducer`` (default :func:`default_reducer`) combines their reports.
+        swarm: the first worker starts; workers hand the conversation to each other with
+            ``transfer_to_agent_tool`` (at most ``max_handoffs`` times).
+        blackboard: a :class:`~deskwork.architecture.blackboard.BlackboardArchitecture` with the
+            workers as agents and ``coordinator``/``decider``/``max_rounds``.
+
+    Example:
+        ```python
+        team = Workforce([researcher, writer], mode="managed", name="team")
+        report = desk.run(team, Job(input="Research and write about AI"))
+        ```
+    """
+
+    runner_type = "workforce"
+
+    def __init__(
+        self,
+        workers: Sequence[Worker],
+        mode: WorkforceMode = "managed",
+        name: str = "workforce",
+        manager: Worker | None = None,
+        reducer: Reducer | None = None,
+        channel: Channel | None = None,
+        blackboard: Blackboard | None = None,
+        max_handoffs: int = 10,
+        coordinator: Worker | None = None,
+        decider: Worker | None = None,
+        max_rounds: int = 10,
+    ) -> None:
+        """Create a workforce.
+
+        Args:
+            workers: The members (at least one, unique names).
+            mode: ``"managed"``, ``"collaborate"``, ``"swarm"`` or ``"blackboard"``.
+            name: Name used in events and to find the workforce again on resume.
+            manager: The selecting worker in managed mode (default: the first worker).
+            reducer: Combines reports in collaborate mode (default: ``default_reducer``).
+            channel: Message channel shared by the workers (a new one if omitted).
+            blackboard: Shared board (a new one if omitted); the blackboard mode keeps its
+                entries on it.
+            max_handoffs: Maximum handoffs per swarm run; one more fails the run.
+            coordinator: Blackboard mode: picks the next agent each round (round-robin if omitted).
+            decider: Blackboard mode: writes the final answer from the board.
+            max_rounds: Blackboard mode: maximum rounds.
+
+        Raises:
+            ConfigurationError: no workers, duplicate names, an unknown mode or a negative limit.
+        """
+        self.workers = list(workers)
+        _check_config(self.workers, mode, max_handoffs, max_rounds)
+        self.mode: WorkforceMode = mode
+        self.name = name
+        self.manager = manager or self.workers[0]
+        self.reducer = reducer
+        self.channel = channel if channel is not None else Channel()
+        self.blackboard = blackboard if blackboard is not None else Blackboard()
+        self.max_handoffs = max_handoffs
+        self.coordinator = coordinator
+        self.decider = decider
+        self.max_rounds = max_rounds
+        self._by_name = {worker.name: worker for worker in self.workers}
+        self._architecture: BlackboardArchitecture | None = None
+
+    def __repr__(self) -> str:
+        """Show the name, mode and member names."""
+        return f"Workforce(name={self.name!r}, mode={self.mode!r}, workers={list(self._by_name)!r})"
+
+    def get_worker(self, name: Any) -> Worker | None:
+        """The member called ``name``, or ``None``."""
+        return self._by_name.get(name) if isinstance(name, str) else None
+
+    @property
+    def architecture(self) -> BlackboardArchitecture:
+        """The blackboard architecture that runs ``mode="blackboard"`` (built on first use)."""
+        if self._architecture is None:
+            from deskwork.architecture.blackboard import BlackboardArchitecture
+
+            self._architecture = BlackboardArchitecture(
+                agents=dict(self._by_name),
+                coordinator=self.coordinator,
+                decider=self.decider,
+                max_rounds=self.max_rounds,
+                name=self.name,
+                board=self.blackboard,
+            )
+        return self._architecture
+
+    def emit(self, config: RunConfig, event_type: str, payload: dict[str, Any]) -> None:
+        """Emit an event whose source is this workforce."""
+        config.emit(event_type, self.name, payload)
+
+    async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
+        """Run ``job`` with the workforce's mode."""
+        self.emit(config, EventType.WORKFORCE_STARTED, {"mode": self.mode})
+        start, _ = _MODES[self.mode]
+        return self._finish(config, await start(self, config, job))
+
+    async def aresume(
+        self, config: RunConfig, state: RunState, decision: Any, job: Job | None = None
+    ) -> tuple[Report, RunState]:
+        """Continue a paused run where its stored stage says (see the mode modules)."""
+        job = job or Job.from_state(state.job)
+        self.emit(config, EventType.WORKFORCE_STARTED, {"mode": self.mode, "resumed": True})
+        stored = state.payload.get("mode")
+        if stored != self.mode:
+            error = f"run was paused by a {stored!r} workforce; this workforce is {self.mode!r}"
+            return self._finish(config, composite_failure(self, config, job, error))
+        _, resume = _MODES[self.mode]
+        return self._finish(config, await resume(self, config, state, decision, job))
+
+    def run(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
+        """Synchronous :meth:`arun`."""
+        return run_sync(self.arun(config, job))
+
+    def resume(self, config: RunConfig, state: RunState, decision: Any) -> tuple[Report, RunState]:
+        """Synchronous :meth:`aresume`."""
+        return run_sync(self.aresume(config, state, decision), api="resume")
+
+    def _finish(self, config: RunConfig, outcome: Outcome) -> Outcome:
+        report, _ = outcome
+        if report.status != "paused":
+            self.emit(config, EventType.WORKFORCE_COMPLETED, {"status": report.status})
+        return outcome
+
+
+def _check_config(workers: list[Worker], mode: str, max_handoffs: int, max_rounds: int) -> None:
+    if not workers:
+        raise ConfigurationError("a Workforce needs at least one worker")
+    names = [worker.name for worker in workers]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ConfigurationError(f"worker names must be unique in a Workforce: {duplicates}")
+    if mode not in get_args(WorkforceMode):
+        raise ConfigurationError(
+            f"unknown Workforce mode {mode!r}; use one of {list(get_args(WorkforceMode))}"
+        )
+    if max_handoffs < 0 or max_rounds < 0:
+        raise ConfigurationError("max_handoffs and max_rounds must be >= 0")
+
+
+async def _start_blackboard(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
+    return _wrap_blackboard(wf, config, job, await wf.architecture.arun(config, job))
+
+
+async def _resume_blackboard(
+    wf: Workforce, config: RunConfig, state: RunState, decision: Any, job: Job
+) -> Outcome:
+    child = child_from_payload(state.payload)
+    if child is None:
+        return composite_failure(wf, config, job, "stored workforce state has no paused member")
+    arch = wf.architecture
+    return _wrap_blackboard(wf, config, job, await arch.aresume(config, child, decision, job))
+
+
+def _wrap_blackboard(wf: Workforce, config: RunConfig, job: Job, step: Outcome) -> Outcome:
+    report, state = step
+    paused = report.status == "paused"
+    return composite_outcome(
+        wf,
+        config,
+        job,
+        report,
+        metrics=report.metrics,
+        payload={"mode": "blackboard", "stage": "blackboard"} if paused else None,
+        child=state if paused else None,
+    )
+
+
+_MODES: dict[str, tuple[_Start, _Resume]] = {
+    "managed": (_managed.start, _managed.resume),
+    "collaborate": (_collaborate.start, _collaborate.resume),
+    "swarm": (_swarm.start, _swarm.resume),
+    "blackboard": (_start_blackboard, _resume_blackboard),
+}
