@@ -205,3 +205,34 @@ async def test_swarm_alias_and_bad_budgets() -> None:
         create_subworker_tool(desk, max_subworkers=0)
     with pytest.raises(ConfigurationError, match="max_iterations"):
         create_subworker_tool(desk, max_iterations=0)
+
+
+async def test_parent_metrics_include_subworker_usage() -> None:
+    """Usage of child runs is part of the parent's totals (and counted as nested runs)."""
+    from deskwork import Desk, Job, Worker
+    from deskwork.store import InMemoryRunStore
+    from deskwork.testing import ScriptedAdapter, Turn, call_tool, reply
+    from deskwork.tools import create_subworker_tool
+
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    adapter = ScriptedAdapter(
+        [
+            call_tool("spawn_subworker", name="helper", instructions="help", task="do it"),
+            Turn(content="child done", usage=usage, cost=0.5),
+            Turn(content="parent done", usage=usage, cost=0.25),
+        ]
+    )
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
+    lead = Worker(name="lead", tools=[create_subworker_tool(desk=desk)])
+    report = await desk.arun(lead, Job(input="delegate"))
+    assert report.status == "completed", report.errors
+    child_run = report.tool_calls[0].result.data["run_id"]  # type: ignore[union-attr]
+    child = desk.run_store.get_run(child_run)
+    assert child is not None and child.state is not None
+    assert child.state.metrics["llm_calls"] == 1
+    assert report.metrics["nested_runs"] == 1
+    assert report.metrics["llm_calls"] == 3  # two of the lead's, one of the child's
+    assert report.metrics["cost"] == 0.75
+    stored = desk.run_store.get_run(report.run_id)
+    assert stored is not None and stored.state is not None
+    assert stored.state.metrics["llm_calls"] == 3

@@ -5,7 +5,8 @@ event stream, persisted state and pause/resume.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -13,6 +14,7 @@ from deskwork._sync import run_sync
 from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
+from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
@@ -84,6 +86,7 @@ class Desk:
         self._adapter = adapter
         self._runners: dict[tuple[str, str], Runner] = {}
         self._live_jobs: dict[str, Job] = {}
+        self._live_states: dict[str, RunState] = {}
 
     # -- owned components (created on first use, so a Desk is cheap to make) ------------
 
@@ -163,7 +166,7 @@ class Desk:
         store, bus = self.run_store, self.event_bus
 
         def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
-            event = Event.model_construct(
+            event = Event(
                 event_id=new_id(),
                 type=str(event_type),
                 timestamp=utc_now(),
@@ -174,7 +177,10 @@ class Desk:
             events.append(event)
             store.add_event(event)
             if listener is not None:
-                listener(event)
+                try:
+                    listener(event)
+                except Exception as exc:  # a broken listener never breaks the run
+                    bus.record_error(event, exc)
             bus.emit(event)
 
         return emit
@@ -186,6 +192,7 @@ class Desk:
         *,
         stream: bool | None = None,
         on_event: EventListener | None = None,
+        limits: dict[str, Any] | None = None,
     ) -> Report:
         """Run ``job`` on ``runner``; always returns a Report (never raises for run failures).
 
@@ -194,12 +201,16 @@ class Desk:
             job: the job (a plain string becomes ``Job(input=...)``).
             stream: override the desk's ``stream`` setting for this run.
             on_event: called with every event of this run, in order.
+            limits: ``RunConfig`` fields to override for this run only, for example
+                ``{"max_iterations": 3, "max_tool_calls": 5}`` (bounded child runs).
         """
         job = job if isinstance(job, Job) else Job(input=job)
         self.register(runner)
         run_id = new_id()
         events: list[Event] = []
         config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
+        if limits:
+            config = config.with_overrides(**limits)
         config.events = events
         self.run_store.create_run(run_id, redact(job.to_state()))
         self._live_jobs[run_id] = job
@@ -214,8 +225,13 @@ class Desk:
         stream: bool | None = None,
         on_event: EventListener | None = None,
     ) -> Report:
-        """Synchronous :meth:`arun`; raises ``EventLoopRunningError`` inside a running loop."""
-        return run_sync(self.arun(runner, job, stream=stream, on_event=on_event))
+        """Synchronous :meth:`arun`; raises ``EventLoopRunningError`` inside a running loop.
+
+        Async event handlers started by the run have finished when it returns.
+        """
+        return run_sync(
+            self._drained(lambda: self.arun(runner, job, stream=stream, on_event=on_event))
+        )
 
     async def aresume(
         self,
@@ -253,6 +269,9 @@ class Desk:
         config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
         config.events = events
         job = self._live_jobs.get(run_id) or Job.from_state(state.job)
+        live = self._live_states.pop(run_id, None)
+        if live is not None and _stored_state(live) == state:
+            state = live  # this process paused it: resume with the unredacted state
         config.emit(EventType.RUN_RESUMED, runner.name, {})
         return await self._complete(runner, config, runner.aresume(config, state, decision, job))
 
@@ -267,11 +286,20 @@ class Desk:
     ) -> Report:
         """Synchronous :meth:`aresume`."""
         return run_sync(
-            self.aresume(
-                report_or_run_id, decision, runner=runner, stream=stream, on_event=on_event
+            self._drained(
+                lambda: self.aresume(
+                    report_or_run_id, decision, runner=runner, stream=stream, on_event=on_event
+                )
             ),
             api="resume",
         )
+
+    async def _drained(self, start: Callable[[], Awaitable[Report]]) -> Report:
+        """Await ``start()``, then the async event handlers it scheduled (for sync callers,
+        whose loop does not run between calls)."""
+        report = await start()
+        await self.event_bus.await_pending()
+        return report
 
     def _paused_state(self, run_id: str) -> RunState | Report:
         record = self.run_store.get_run(run_id)
@@ -282,6 +310,9 @@ class Desk:
         return record.state
 
     async def _complete(self, runner: Runner, config: RunConfig, work: Any) -> Report:
+        parent = _nested_usage.get()
+        children: list[dict[str, Any]] = []
+        token = _nested_usage.set(children)  # runs started inside this one report here
         try:
             report, state = await work
         except asyncio.CancelledError:
@@ -290,6 +321,14 @@ class Desk:
         except Exception as exc:
             error = f"{type(exc).__name__}: {redact_text(str(exc))}"
             report, state = _failed(config.run_id, [error]), None
+        finally:
+            _nested_usage.reset(token)
+        if children:
+            report.metrics = _with_nested(report.metrics, children)
+            if state is not None:
+                state = state.model_copy(update={"metrics": report.metrics})
+        if parent is not None:
+            parent.append({k: report.metrics[k] for k in _USAGE_KEYS if k in report.metrics})
         return self._store_result(runner, config, report, state)
 
     def _store_result(
@@ -297,17 +336,22 @@ class Desk:
     ) -> Report:
         payload = {"errors": report.errors} if report.status == "failed" else {}
         config.emit(_TERMINAL_EVENTS.get(report.status, EventType.RUN_FAILED), runner.name, payload)
+        stored: RunState | None = None
         if state is not None:
-            state = state.model_copy(update={"job": redact(state.job), "status": report.status})
+            state = state.model_copy(update={"status": report.status})
+            stored = _stored_state(state)
         self.run_store.update_run(
             config.run_id,
             report.status,
-            report.content,
-            to_jsonable(report.data) if report.data is not None else None,
-            state,
+            None if report.content is None else redact_text(report.content),
+            redact(to_jsonable(report.data)) if report.data is not None else None,
+            stored,
         )
-        if report.status != "paused":
+        if report.status == "paused" and state is not None:
+            self._live_states[config.run_id] = state
+        else:
             self._live_jobs.pop(config.run_id, None)
+            self._live_states.pop(config.run_id, None)
         report.events = list(config.events)
         return report
 
@@ -332,6 +376,26 @@ class Desk:
         from deskwork.runtime.session import WorkerSession
 
         return WorkerSession.open(self, worker, session_id, metadata)
+
+
+def _stored_state(state: RunState) -> RunState:
+    """``state`` as the run store keeps it: secrets in messages, tool calls, the job and the
+    payload are redacted (the unredacted state stays in this process for resuming)."""
+    # python-mode dump + to_jsonable: values a tool returned that JSON cannot hold become text
+    return RunState.model_validate(redact(to_jsonable(state.model_dump())))
+
+
+_USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost")
+_nested_usage: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "deskwork_nested_usage", default=None
+)
+
+
+def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dict[str, Any]:
+    """Metrics whose usage totals include runs started inside this run (e.g. subworkers)."""
+    usage = sum_metrics(*(m for m in children))
+    nested = {"nested_runs": metrics.get("nested_runs", 0) + len(children)}
+    return {**metrics, **sum_metrics({k: metrics.get(k, 0) for k in usage}, usage), **nested}
 
 
 def _failed(run_id: str, errors: list[str]) -> Report:

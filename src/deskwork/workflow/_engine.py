@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from deskwork.core.event import EventType
 from deskwork.core.job import Job
+from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
@@ -24,7 +25,7 @@ from deskwork.workflow._nodes import DONE, Cursor, Done, Failed, Node, Outcome, 
 if TYPE_CHECKING:
     from deskwork.workflow._flow import Flow
 
-__all__ = ["FlowRun", "add_metrics", "paused_states"]
+__all__ = ["FlowRun", "paused_states"]
 
 
 @dataclass(slots=True)
@@ -76,7 +77,8 @@ class FlowRun:
             self.flow.keep_live_job(state, job)
             return Paused({"state": state.model_dump(mode="json")})
         self.config.emit(EventType.STEP_COMPLETED, step.name, {"status": report.status})
-        add_metrics(self.totals, {**report.metrics, "steps": 1})
+        # in place: the branches of a Parallel share one totals dict
+        self.totals.update(sum_metrics(self.totals, report.metrics, {"steps": 1}))
         if report.status == "completed":
             self.ctx.results.append(StepOutput(step.name, report))
             return DONE
@@ -111,13 +113,3 @@ def paused_states(cursor: Cursor) -> Iterator[RunState]:
                 yield from paused_states(branch["child"])
     else:
         yield from paused_states(cursor["child"])
-
-
-def add_metrics(total: dict[str, Any], metrics: dict[str, Any]) -> dict[str, Any]:
-    """Add the numeric values of ``metrics`` into ``total`` (in place) and return it."""
-    for key, value in metrics.items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            total[key] = total.get(key, 0) + value
-        elif isinstance(value, float):  # rounded: summed latencies should not read 0.1440000002
-            total[key] = round(total.get(key, 0) + value, 9)
-    return total

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any, overload
 from deskwork._sync import run_sync
 from deskwork.core.event import Event
 from deskwork.core.job import Job
+from deskwork.core.metrics import sum_metrics
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.config import RunConfig
 from deskwork.workflow._context import StepOutput, WorkflowContext
-from deskwork.workflow._engine import FlowRun, add_metrics, paused_states
+from deskwork.workflow._engine import FlowRun, paused_states
 from deskwork.workflow._nodes import Cursor, Done, Failed, Node, Outcome, Paused, node_list
 
 if TYPE_CHECKING:
@@ -191,9 +192,7 @@ class Flow:
 
     def _pause(self, run: FlowRun, job: Job, cursor: Cursor) -> tuple[Report, RunState]:
         paused = list(paused_states(cursor))
-        metrics = dict(run.totals)
-        for state in paused:
-            add_metrics(metrics, state.metrics)
+        metrics = sum_metrics(run.totals, *(state.metrics for state in paused))
         active = paused[0]
         payload = {
             "version": STATE_VERSION,

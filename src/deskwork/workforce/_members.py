@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from deskwork.core.job import Job
+from deskwork.core.metrics import sum_metrics
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.runtime.config import RunConfig
@@ -41,29 +42,6 @@ __all__ = [
 
 CHILD_KEY = "child"
 """Payload key of the paused member's ``RunState``."""
-
-
-def sum_metrics(*metrics: Mapping[str, Any]) -> dict[str, Any]:
-    """Add metrics dicts key by key.
-
-    Numeric values (``llm_calls``, token counts, ``cost``, ``tool_calls``, ``latency_ms``, ...)
-    are summed; other values (and booleans) are ignored.
-
-    Args:
-        *metrics: The metrics of each member report.
-
-    Returns:
-        A new dict with one total per numeric key.
-    """
-    total: dict[str, Any] = {}
-    for entry in metrics:
-        for key, value in entry.items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            total[key] = total.get(key, 0) + value
-    if isinstance(total.get("latency_ms"), float):
-        total["latency_ms"] = round(total["latency_ms"], 3)
-    return total
 
 
 @dataclass(frozen=True, slots=True)
