@@ -31,10 +31,14 @@ def test_demo_without_terminal_answers_itself_and_exits_zero(tmp_path: Path) -> 
     assert "no terminal to ask" in done.stdout
     assert '"approved": true' in done.stdout
     assert "[run.paused]" in done.stdout and "[run.resumed]" in done.stdout
+    assert "handoff front_desk → stockroom" in done.stdout
+    assert "team answer: Oat milk: 30 in stock" in done.stdout
     store = SQLiteRunStore(tmp_path / ".deskwork" / "deskwork.db")
-    (record,) = store.list_runs()
-    assert record.status == "completed"
-    assert record.output_json["ordered"] == 38
+    team, single = store.list_runs()
+    assert single.status == "completed" and team.status == "completed"
+    assert single.output_json["ordered"] == 38
+    events = [e.type for e in store.get_events(team.run_id)]
+    assert "workforce.handoff" in events and events[-1] == "run.completed"
 
 
 def _read_until(fd: int, needle: bytes, timeout: float = 60.0) -> bytes:
@@ -81,7 +85,7 @@ def test_runs_lists_and_shows_runs(tmp_path: Path, capsys: object) -> None:
     assert _deskwork("demo", cwd=tmp_path).returncode == 0
     listing = _deskwork("runs", cwd=tmp_path)
     assert listing.returncode == 0
-    run_id = listing.stdout.splitlines()[1].split()[0]
+    run_id = listing.stdout.splitlines()[2].split()[0]  # the single-worker run (older)
     shown = _deskwork("runs", "show", run_id, cwd=tmp_path)
     assert shown.returncode == 0
     assert "status=completed" in shown.stdout

@@ -20,8 +20,16 @@ from deskwork.runtime.desk import Desk
 from deskwork.runtime.worker import Worker
 from deskwork.testing.scripted import ScriptedAdapter, Turn, call_tool, reply, structured
 from deskwork.tools.base import Tool, tool
+from deskwork.tools.handoff import transfer_to_agent_tool
 
-__all__ = ["RestockReport", "demo_worker", "run_demo", "scripted_model"]
+__all__ = [
+    "RestockReport",
+    "demo_team",
+    "demo_worker",
+    "run_demo",
+    "scripted_model",
+    "scripted_team_model",
+]
 
 STOCK = {"espresso beans": 12, "oat milk": 30}
 INSTRUCTIONS = (
@@ -93,9 +101,46 @@ def scripted_model() -> ScriptedAdapter:
     )
 
 
+def demo_team() -> Any:
+    """A swarm: the front desk hands the question to the stockroom, which checks stock."""
+    from deskwork.workforce import Workforce
+
+    handoff = transfer_to_agent_tool(["stockroom"])
+    front_desk = Worker(
+        name="front_desk",
+        tools=[handoff],
+        instructions="You greet staff and hand stock questions to the stockroom agent.",
+    )
+    stockroom = Worker(
+        name="stockroom",
+        tools=[check_stock],
+        instructions="You answer stock questions by checking the stock.",
+    )
+    return Workforce([front_desk, stockroom], mode="swarm", name="cafe_team")
+
+
+def scripted_team_model() -> ScriptedAdapter:
+    """A deterministic model for the multi-agent part of the demo."""
+    return ScriptedAdapter(
+        [
+            call_tool(
+                "transfer_to_agent",
+                agent_name="stockroom",
+                context="Staff ask whether oat milk stock is fine.",
+            ),
+            call_tool("check_stock", item="oat milk"),
+            reply("Oat milk: 30 in stock, enough for today."),
+        ]
+    )
+
+
 def _print_event(event: Event) -> None:
     kind = event.type
-    if kind == EventType.LLM_STARTED:
+    if kind == EventType.WORKFORCE_HANDOFF:
+        print(f"  ⇄ handoff {event.payload.get('from')} → {event.payload.get('to')}")
+    elif kind == EventType.WORKER_STARTED:
+        print(f"  · {event.source} is working")
+    elif kind == EventType.LLM_STARTED:
         print(f"  · model call ({event.payload.get('messages_count')} messages)")
     elif kind == EventType.TOOL_COMPLETED:
         print(f"  · tool {event.source} → {event.payload.get('result_preview')}")
@@ -140,7 +185,23 @@ def run_demo(
     while report.status == "paused" and report.pending_action is not None:
         approved = _ask(report.pending_action.prompt, assume_yes)
         report = desk.resume(report, approved, on_event=_print_event)
-    return _summarize(report)
+    status = _summarize(report)
+    if status != 0:
+        return status
+    return _run_team(model, storage_dir)
+
+
+def _run_team(model: str | None, storage_dir: str) -> int:
+    print("\npart 2 — a team: a swarm hands a question from agent to agent")
+    adapter = scripted_team_model() if model is None else _adapter(model)
+    desk = Desk(model=model or "scripted/demo", adapter=adapter, storage_dir=storage_dir)
+    report = desk.run(demo_team(), Job(input="Do we have enough oat milk?"), on_event=_print_event)
+    if report.status != "completed":
+        print(f"run {report.run_id} ended {report.status}: {'; '.join(report.errors)}")
+        return 1
+    print(f"\nteam answer: {report.content}")
+    print(f"run {report.run_id} — {report.metrics.get('llm_calls', 0)} model calls in one run")
+    return 0
 
 
 def _summarize(report: Report) -> int:
