@@ -211,7 +211,7 @@ async def test_parent_metrics_include_subworker_usage() -> None:
     """Usage of child runs is part of the parent's totals (and counted as nested runs)."""
     from deskwork import Desk, Job, Worker
     from deskwork.store import InMemoryRunStore
-    from deskwork.testing import ScriptedAdapter, Turn, call_tool, reply
+    from deskwork.testing import ScriptedAdapter, Turn, call_tool
     from deskwork.tools import create_subworker_tool
 
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
