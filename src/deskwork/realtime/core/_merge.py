@@ -1,0 +1,171 @@
+"""Turning agent responses into blackboard changes (the pure part of the engine).
+
+``normalize_response`` maps v1 fields, stamps sources and proves every update is JSON, so a
+response that cannot be stored fails *before* anything is written. ``apply_phase`` then merges
+the successful responses of one phase in ascending ``(priority, registration index)`` order,
+one atomic ``update`` per container.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from deskwork.collaboration._blackboard import to_json_value
+from deskwork.realtime.core.blackboard import Blackboard, put_fact
+from deskwork.realtime.core.events import ENGINE_SOURCE
+from deskwork.realtime.core.models import AgentResponse, Event, Fact
+
+__all__ = ["Contribution", "PhaseChanges", "apply_phase", "normalize_response"]
+
+logger = logging.getLogger(__name__)
+
+RESERVED_PREFIX: Final = "sys."
+"""Variables under this prefix are written by the engine only."""
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """A successful agent response with what decides its merge order."""
+
+    agent_id: str
+    priority: int
+    index: int
+    """Registration order (tie-break: later registration writes later)."""
+    response: AgentResponse
+
+
+@dataclass(slots=True)
+class PhaseChanges:
+    """What one phase wrote to the board."""
+
+    variables: dict[str, Any] = field(default_factory=dict)
+    queue_pushes: dict[str, list[Any]] = field(default_factory=dict)
+    memory: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
+    """Map v1 fields onto v2 ones, stamp sources, and convert every update to JSON.
+
+    ``state_updates`` become ``variable_updates`` (v2 keys win), except ``memory_<agent_id>``
+    which merges into the agent's memory. ``sys.*`` variables are dropped (engine-owned).
+    A queue push that is not a list is treated as one item.
+
+    Raises:
+        TypeError: an update is not JSON-serializable.
+    """
+    own_memory_key = f"memory_{agent_id}"
+    variables = {k: v for k, v in response.state_updates.items() if k != own_memory_key}
+    variables.update(response.variable_updates)
+    for key in [key for key in variables if key.startswith(RESERVED_PREFIX)]:
+        logger.warning("agent %r may not write reserved variable %r; ignored", agent_id, key)
+        del variables[key]
+    memory: dict[str, Any] = {}
+    legacy_memory = response.state_updates.get(own_memory_key)
+    if isinstance(legacy_memory, Mapping):
+        memory.update(legacy_memory)
+    memory.update(response.memory_updates)
+    events = [Event.model_validate(e) for e in response.events]
+    facts = [Fact.model_validate(f) for f in response.facts]
+    pushes = {k: v if isinstance(v, list) else [v] for k, v in response.queue_pushes.items()}
+    raw = {
+        "variables": variables,
+        "memory": memory,
+        "pushes": pushes,
+        "payloads": [e.payload for e in events],
+        "values": [f.value for f in facts],
+    }
+    data = to_json_value(raw, label=f"updates of agent {agent_id!r}")
+    return response.model_copy(
+        update={
+            "variable_updates": data["variables"],
+            "state_updates": {},
+            "memory_updates": data["memory"],
+            "queue_pushes": data["pushes"],
+            "events": [
+                _stamp(e, agent_id, payload=p)
+                for e, p in zip(events, data["payloads"], strict=True)
+            ],
+            "facts": [
+                _stamp(f, agent_id, value=v) for f, v in zip(facts, data["values"], strict=True)
+            ],
+        }
+    )
+
+
+def _stamp(item: Event | Fact, agent_id: str, **json_fields: Any) -> Any:
+    """Copy an event or fact with its source set and its value replaced by the JSON form."""
+    return item.model_copy(update={"source_agent": item.source_agent or agent_id, **json_fields})
+
+
+def apply_phase(board: Blackboard, contributions: Sequence[Contribution]) -> PhaseChanges:
+    """Merge the responses of one phase into ``board`` (ascending priority: highest wins).
+
+    Returns:
+        The variables written (final values), queue pushes and memory changes.
+    """
+    ordered = sorted(contributions, key=lambda c: (c.priority, c.index))
+    changes = PhaseChanges()
+    for item in ordered:
+        changes.variables.update(item.response.variable_updates)
+        for name, items in item.response.queue_pushes.items():
+            changes.queue_pushes.setdefault(name, []).extend(items)
+        if item.response.memory_updates:
+            mine = changes.memory.setdefault(item.agent_id, {})
+            mine.update(item.response.memory_updates)
+    if changes.variables:
+        written = changes.variables
+        board.update("variables", lambda v: {**v, **written}, ENGINE_SOURCE, default={})
+    if changes.queue_pushes:
+        board.update("queues", _pusher(changes.queue_pushes), ENGINE_SOURCE, default={})
+    if changes.memory:
+        board.update("memory", _memory_merger(changes.memory), ENGINE_SOURCE, default={})
+    _merge_facts(board, ordered)
+    return changes
+
+
+def _pusher(pushes: dict[str, list[Any]]) -> Any:
+    def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for name, items in pushes.items():
+            queues.setdefault(name, []).extend(items)
+        return queues
+
+    return push
+
+
+def _memory_merger(changes: dict[str, dict[str, Any]]) -> Any:
+    def merge(memory: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for agent_id, updates in changes.items():
+            memory[agent_id] = {**memory.get(agent_id, {}), **updates}
+        return memory
+
+    return merge
+
+
+def _merge_facts(board: Blackboard, ordered: Sequence[Contribution]) -> None:
+    """Add facts: higher priority wins, then higher confidence, then later registration.
+
+    A fact from an earlier (lower-ranked) contribution of this phase is always replaced by a
+    later one for the same ``(type, key)``; a fact already on the board is replaced only by an
+    equal or higher confidence (``Blackboard.add_fact`` semantics).
+    """
+    ranked: list[tuple[tuple[int, float, int], Fact]] = [
+        ((item.priority, fact.confidence, item.index), fact)
+        for item in ordered
+        for fact in item.response.facts
+    ]
+    if not ranked:
+        return
+    ranked.sort(key=lambda pair: pair[0])
+    incoming = [fact.model_dump(mode="json") for _, fact in ranked]
+
+    def add(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        added: list[dict[str, Any]] = []
+        for fact in incoming:
+            if put_fact(facts, fact, override=lambda old: any(old is new for new in added)):
+                added.append(fact)
+        return facts
+
+    board.update("facts", add, ENGINE_SOURCE, default=[])

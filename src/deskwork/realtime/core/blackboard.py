@@ -1,0 +1,479 @@
+"""The realtime ``Blackboard``: deskwork's one shared board, seen as five containers.
+
+``deskwork.realtime.Blackboard`` *is* a :class:`deskwork.collaboration.Blackboard`. It keeps
+each container under its own board key and changes it only through the board's atomic
+``update``, so concurrent writers never lose a change and ``to_state()`` / ``from_state()``
+carry a session's board across a restart::
+
+    board key     container                          lifetime
+    "variables"   {name: JSON value}                 session
+    "events"      [Event as JSON, ...]               cleared after each turn
+    "queues"      {name: [item, ...]}  (FIFO)        session
+    "facts"       [Fact as JSON, ...]  (type, key)   session
+    "memory"      {agent_id: {name: JSON value}}     session
+
+Reading a container attribute (``board.variables``, ``board.facts`` ...) returns a fresh
+snapshot: changing it does not change the board. Write with the operations
+(``set_var``, ``push_queue``, ``add_fact`` ...). A *frozen* copy (``frozen_copy()``) is what
+agents see during a phase; writing to it raises :class:`ReadOnlyBlackboardError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+from deskwork.collaboration import Blackboard as _SharedBlackboard
+from deskwork.collaboration import BlackboardEntry
+from deskwork.collaboration._blackboard import copy_json
+from deskwork.exceptions import DeskworkError
+from deskwork.realtime.core._records import Event, Fact
+
+__all__ = [
+    "CONTAINERS",
+    "DEFAULT_AUTHOR",
+    "Blackboard",
+    "ReadOnlyBlackboardError",
+    "put_fact",
+]
+
+CONTAINERS: Final = ("variables", "events", "queues", "facts", "memory")
+"""The board keys that hold the five containers."""
+DEFAULT_AUTHOR: Final = "realtime"
+"""Author recorded for writes made through the container operations."""
+_EMPTY: Final[dict[str, Callable[[], Any]]] = {
+    "variables": dict,
+    "events": list,
+    "queues": dict,
+    "facts": list,
+    "memory": dict,
+}
+
+
+class ReadOnlyBlackboardError(DeskworkError, RuntimeError):
+    """A write to a frozen board (the snapshot agents read during a phase).
+
+    Agents change the board by returning updates in their ``AgentResponse``.
+    """
+
+
+def put_fact(
+    facts: list[dict[str, Any]],
+    fact: dict[str, Any],
+    *,
+    override: Callable[[dict[str, Any]], bool] | None = None,
+) -> bool:
+    """Insert ``fact`` into a JSON fact list, deduplicating by ``(type, key)``.
+
+    With ``key=None`` the fact replaces any fact of its type. A duplicate is replaced when
+    ``override(existing)`` is true or the new confidence is at least the old one; the new fact
+    moves to the end of the list.
+
+    Returns:
+        Whether the list changed.
+    """
+    key = fact.get("key")
+    for index, existing in enumerate(facts):
+        if existing.get("type") == fact["type"] and (key is None or existing.get("key") == key):
+            wins = fact.get("confidence", 1.0) >= existing.get("confidence", 1.0)
+            if wins or (override is not None and override(existing)):
+                del facts[index]
+                facts.append(fact)
+                return True
+            return False
+    facts.append(fact)
+    return True
+
+
+class Blackboard(_SharedBlackboard):
+    """Structured shared state for realtime agents, stored on a deskwork board.
+
+    Example:
+        ```python
+        board = Blackboard(variables={"phase": "discovery"})
+        board.push_queue("pending_questions", "What's the price?")
+        board.add_fact(Fact(type="budget", value=50_000, source_agent="host"))
+        state = board.to_state()               # JSON; Blackboard.from_state(state) restores it
+        ```
+    """
+
+    def __init__(
+        self,
+        *,
+        variables: Mapping[str, Any] | None = None,
+        events: Iterable[Event | Mapping[str, Any]] | None = None,
+        queues: Mapping[str, Iterable[Any]] | None = None,
+        facts: Iterable[Fact | Mapping[str, Any]] | None = None,
+        memory: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """Create a board, optionally filling its containers.
+
+        Args:
+            variables: Initial session variables.
+            events: Initial pending events (``Event`` or dicts).
+            queues: Initial queues, by name.
+            facts: Initial facts (``Fact`` or dicts), deduplicated as by ``add_fact``.
+            memory: Initial agent memories, by agent id.
+        """
+        super().__init__()
+        self._frozen = False
+        self._cache: dict[str, Any] | None = None
+        initial: dict[str, Any] = {
+            "variables": dict(variables or {}),
+            "events": [_event_json(e) for e in events or ()],
+            "queues": {name: list(items) for name, items in (queues or {}).items()},
+            "facts": [],
+            "memory": {agent: dict(mem) for agent, mem in (memory or {}).items()},
+        }
+        for fact in facts or ():
+            put_fact(initial["facts"], _fact_json(fact))
+        for key in CONTAINERS:
+            self.write(key, initial[key], author=DEFAULT_AUTHOR)
+
+    def __repr__(self) -> str:
+        """Summarize the containers."""
+        sizes = ", ".join(f"{key}={len(self._container(key))}" for key in CONTAINERS)
+        return f"Blackboard({sizes}, frozen={self._frozen})"
+
+    # ------------------------------------------------------------ containers
+
+    @property
+    def frozen(self) -> bool:
+        """Whether this board is a read-only snapshot."""
+        return self._frozen
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        """A snapshot of the session variables."""
+        variables: dict[str, Any] = self._read_container("variables")
+        return variables
+
+    @property
+    def events(self) -> list[Event]:
+        """The events pending this turn (emitted by agents or the host)."""
+        return [Event.model_validate(e) for e in self._container("events")]
+
+    @property
+    def queues(self) -> dict[str, list[Any]]:
+        """A snapshot of every queue, by name."""
+        queues: dict[str, list[Any]] = self._read_container("queues")
+        return queues
+
+    @property
+    def facts(self) -> list[Fact]:
+        """The facts on the board, oldest first."""
+        return [Fact.model_validate(f) for f in self._container("facts")]
+
+    @property
+    def memory(self) -> dict[str, dict[str, Any]]:
+        """A snapshot of every agent's private memory, by agent id."""
+        memory: dict[str, dict[str, Any]] = self._read_container("memory")
+        return memory
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return all five containers as one JSON-compatible dict (a fresh copy)."""
+        return {key: self._read_container(key) for key in CONTAINERS}
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        """Same as ``as_dict`` (kept for code written against a Pydantic board)."""
+        return self.as_dict()
+
+    @classmethod
+    def model_validate(cls, data: Blackboard | Mapping[str, Any]) -> Blackboard:
+        """Build a board from ``as_dict()`` output, ``to_state()`` output, or return a board."""
+        if isinstance(data, Blackboard):
+            return data
+        if isinstance(data, _SharedBlackboard):
+            raise ValueError(
+                "expected a deskwork.realtime.Blackboard (the shared board with realtime "
+                f"containers), got {type(data).__name__}; build one with "
+                "deskwork.realtime.Blackboard.from_state(board.to_state())"
+            )
+        if not isinstance(data, Mapping):
+            raise ValueError("a Blackboard is built from a mapping of containers or a state")
+        if "entries" in data and "version" in data:
+            return cls.from_state(data)
+        unknown = set(data) - set(CONTAINERS)
+        if unknown:
+            raise ValueError(f"unknown Blackboard containers: {sorted(unknown)}")
+        return cls(**data)
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Blackboard:
+        """Build a board from ``to_state()`` output (for example after a restart).
+
+        Raises:
+            ValueError: ``state`` is not a board state.
+        """
+        board = cls()
+        board.restore(state)
+        return board
+
+    def frozen_copy(self) -> Blackboard:
+        """Return a read-only copy of this board (what agents read during a phase).
+
+        The copy shares the board's entry snapshots (which the shared board never changes in
+        place) and keeps one private copy of the containers for fast reads.
+        """
+        board = type(self).__new__(type(self))
+        _SharedBlackboard.__init__(board)
+        with self._lock:
+            entries = dict(self._entries)
+        board._entries = entries
+        board._cache = {
+            key: _conform(key, copy_json(entries[key].value) if key in entries else None)
+            for key in CONTAINERS
+        }
+        board._frozen = True
+        return board
+
+    def containers_view(self) -> dict[str, Any]:
+        """All five containers for reading without a copy when frozen.
+
+        For use inside ``deskwork.realtime`` (prompt rendering): the result of a frozen board
+        is shared by every reader and must not be mutated. A live board returns copies.
+        """
+        if self._cache is not None:
+            return self._cache
+        return {key: self._read_container(key) for key in CONTAINERS}
+
+    # ---------------------------------------------------------------- events
+
+    def emit_event(self, event: Event, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Append ``event`` to the pending events (no deduplication)."""
+        item = _event_json(event)
+        self.update("events", lambda events: [*events, item], author, default=[])
+
+    def emit_events(self, events: Iterable[Event], *, author: str = DEFAULT_AUTHOR) -> None:
+        """Append several events in one atomic write."""
+        items = [_event_json(e) for e in events]
+        if items:
+            self.update("events", lambda current: [*current, *items], author, default=[])
+
+    def has_event(self, event_name: str) -> bool:
+        """Return whether an event called ``event_name`` is pending."""
+        return any(e.get("name") == event_name for e in self._container("events"))
+
+    def get_events_by_name(self, event_name: str) -> list[Event]:
+        """Return the pending events called ``event_name``."""
+        return [e for e in self.events if e.name == event_name]
+
+    def count_events(self, event_name: str | None = None) -> int:
+        """Return how many pending events are called ``event_name`` (``None``: all of them)."""
+        events = self._container("events")
+        if event_name is None:
+            return len(events)
+        return sum(1 for e in events if e.get("name") == event_name)
+
+    def clear_events(self, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Remove every pending event (the engine does this after each turn)."""
+        self.write("events", [], author)
+
+    # ------------------------------------------------------------- variables
+
+    def set_var(self, key: str, value: Any, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Set the session variable ``key``."""
+        self.update("variables", lambda variables: {**variables, key: value}, author, default={})
+
+    def get_var(self, key: str, default: Any = None) -> Any:
+        """Return a copy of the variable ``key``, or ``default``."""
+        variables = self._container("variables")
+        return self._copy_out(variables[key]) if key in variables else default
+
+    def has_var(self, key: str) -> bool:
+        """Return whether the variable ``key`` is set (even to a falsy value)."""
+        return key in self._container("variables")
+
+    def delete_var(self, key: str, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Remove the variable ``key`` (no error if it is missing)."""
+
+        def drop(variables: dict[str, Any]) -> dict[str, Any]:
+            variables.pop(key, None)
+            return variables
+
+        self.update("variables", drop, author, default={})
+
+    # ---------------------------------------------------------------- queues
+
+    def push_queue(self, queue_name: str, item: Any, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Append ``item`` to the queue ``queue_name`` (created if missing)."""
+
+        def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
+            queues.setdefault(queue_name, []).append(item)
+            return queues
+
+        self.update("queues", push, author, default={})
+
+    def pop_queue(self, queue_name: str, *, author: str = DEFAULT_AUTHOR) -> Any | None:
+        """Remove and return the first item of ``queue_name`` (``None`` if empty or missing)."""
+        popped: list[Any] = []
+
+        def pop(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
+            if queues.get(queue_name):
+                popped.append(queues[queue_name].pop(0))
+            return queues
+
+        self.update("queues", pop, author, default={})
+        return popped[0] if popped else None
+
+    def peek_queue(self, queue_name: str) -> Any | None:
+        """Return a copy of the first item of ``queue_name`` without removing it."""
+        items = self._container("queues").get(queue_name) or []
+        return self._copy_out(items[0]) if items else None
+
+    def get_queue(self, queue_name: str) -> list[Any] | None:
+        """Return a copy of the queue ``queue_name``, or ``None`` if it does not exist."""
+        items = self._container("queues").get(queue_name)
+        return None if items is None else list(self._copy_out(items))
+
+    def queue_length(self, queue_name: str) -> int:
+        """Return the number of items in ``queue_name`` (0 if missing)."""
+        return len(self._container("queues").get(queue_name) or [])
+
+    def clear_queue(self, queue_name: str, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Empty the queue ``queue_name``."""
+        self.update("queues", lambda queues: {**queues, queue_name: []}, author, default={})
+
+    # ----------------------------------------------------------------- facts
+
+    def add_fact(self, fact: Fact, *, author: str = DEFAULT_AUTHOR) -> None:
+        """Add ``fact``, replacing a duplicate ``(type, key)`` of lower or equal confidence."""
+        item = _fact_json(fact)
+
+        def add(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            put_fact(facts, item)
+            return facts
+
+        self.update("facts", add, author, default=[])
+
+    def get_fact(self, fact_type: str, key: str | None = None) -> Fact | None:
+        """Return the first fact of ``fact_type`` (and ``key``, when given), or ``None``."""
+        for raw in self._container("facts"):
+            if raw.get("type") == fact_type and (key is None or raw.get("key") == key):
+                return Fact.model_validate(raw)
+        return None
+
+    def get_facts_by_type(self, fact_type: str) -> list[Fact]:
+        """Return every fact of ``fact_type`` (any key)."""
+        return [f for f in self.facts if f.type == fact_type]
+
+    # ---------------------------------------------------------------- memory
+
+    def get_memory(self, agent_id: str) -> dict[str, Any]:
+        """Return a copy of ``agent_id``'s private memory (empty if it has none)."""
+        return dict(self._copy_out(self._container("memory").get(agent_id) or {}))
+
+    def set_memory(
+        self, agent_id: str, data: Mapping[str, Any], *, author: str = DEFAULT_AUTHOR
+    ) -> None:
+        """Replace ``agent_id``'s private memory with ``data``."""
+        self.update("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
+
+    def update_memory(
+        self, agent_id: str, updates: Mapping[str, Any], *, author: str = DEFAULT_AUTHOR
+    ) -> None:
+        """Merge ``updates`` into ``agent_id``'s private memory."""
+
+        def merge(memory: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+            memory[agent_id] = {**memory.get(agent_id, {}), **updates}
+            return memory
+
+        self.update("memory", merge, author, default={})
+
+    # ------------------------------------------------------ write protection
+
+    def write(self, key: str, value: Any, author: str) -> BlackboardEntry:
+        """Store ``value`` under ``key`` (see ``deskwork.collaboration.Blackboard.write``)."""
+        self._check_writable()
+        return super().write(key, value, author)
+
+    def update(
+        self, key: str, fn: Callable[[Any], Any], author: str, default: Any = None
+    ) -> BlackboardEntry:
+        """Atomically replace ``key`` with ``fn(current)`` (see the shared board's ``update``)."""
+        self._check_writable()
+        return super().update(key, fn, author, default)
+
+    def delete(self, key: str) -> bool:
+        """Remove ``key``; raises on a frozen board."""
+        self._check_writable()
+        return super().delete(key)
+
+    def clear(self) -> None:
+        """Remove every entry; raises on a frozen board."""
+        self._check_writable()
+        super().clear()
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Replace every entry with those in ``state``; raises on a frozen board."""
+        self._check_writable()
+        super().restore(state)
+
+    # --------------------------------------------------------------- pydantic
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """Let Pydantic models hold a board by reference and serialize it as containers."""
+        return core_schema.no_info_plain_validator_function(
+            cls.model_validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda board: board.as_dict()
+            ),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """Describe the serialized form (the five containers) in JSON schema."""
+        return {
+            "type": "object",
+            "title": "Blackboard",
+            "properties": {
+                key: {"type": "object" if isinstance(_EMPTY[key](), dict) else "array"}
+                for key in CONTAINERS
+            },
+        }
+
+    # ---------------------------------------------------------------- private
+
+    def _check_writable(self) -> None:
+        if getattr(self, "_frozen", False):
+            raise ReadOnlyBlackboardError(
+                "this Blackboard is a read-only phase snapshot; return changes in AgentResponse"
+            )
+
+    def _container(self, key: str) -> Any:
+        """One container for internal reads (never mutate the result)."""
+        if self._cache is not None:
+            return self._cache[key]
+        return self._read_container(key)
+
+    def _read_container(self, key: str) -> Any:
+        if self._cache is not None:
+            return self._copy_out(self._cache[key])
+        return _conform(key, self.read(key))
+
+    @staticmethod
+    def _copy_out(value: Any) -> Any:
+        return copy_json(value)
+
+
+def _conform(key: str, value: Any) -> Any:
+    """``value`` if it has the container's type, else an empty container."""
+    empty = _EMPTY[key]()
+    return value if isinstance(value, type(empty)) else empty
+
+
+def _event_json(event: Event | Mapping[str, Any]) -> dict[str, Any]:
+    return Event.model_validate(event).model_dump(mode="json")
+
+
+def _fact_json(fact: Fact | Mapping[str, Any]) -> dict[str, Any]:
+    return Fact.model_validate(fact).model_dump(mode="json")

@@ -1,0 +1,438 @@
+"""``AgentEngine``: runs registered agents for a turn, in phases, around one blackboard.
+
+One ``process_turn`` call::
+
+    start: set trigger info, seed v1 shared_state keys and sys.* variables on the board
+    phase 1: agents matching the trigger (FORCE: every allowed agent) whose cooldown is over
+             and whose conditions hold on a frozen snapshot run concurrently
+             → successful responses merge in ascending (priority, registration) order
+             → their events (plus events the host left on the board) are collected
+    phase 2..max_phases: EVENT agents subscribed to the previous phase's events run likewise
+    end: events are cleared from the board; the aggregated AgentResponse is returned
+
+A failing agent (exception, timeout, unusable output) contributes exactly one ``error``
+insight and nothing else: none of its updates or events reach the board. Other agents of
+the phase are unaffected. Progress is reported to callbacks and as ``realtime.*`` events.
+
+Process the turns of one session one at a time: concurrent turns on one board never lose an
+update (every merge is an atomic board ``update``), but they share its transient events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from deskwork.event_bus import EventBus
+from deskwork.exceptions import ConfigurationError
+from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
+from deskwork.realtime.core._notify import Notifier, describe_error
+from deskwork.realtime.core._selection import QUIET_REASONS, match_keyword, trigger_skip_reason
+from deskwork.realtime.core._turn import PhaseRecord, Turn
+from deskwork.realtime.core.agent import BaseAgent, Clock
+from deskwork.realtime.core.blackboard import Blackboard
+from deskwork.realtime.core.callbacks import AgentCallbackHandler, turn_scope
+from deskwork.realtime.core.conditions import ConditionEvaluator
+from deskwork.realtime.core.events import ENGINE_SOURCE
+from deskwork.realtime.core.models import (
+    AgentContext,
+    AgentInsight,
+    AgentResponse,
+    Event,
+    InsightType,
+    TriggerType,
+)
+from deskwork.utils import new_id
+
+if TYPE_CHECKING:
+    from deskwork.adapters.base import BaseModelAdapter
+    from deskwork.runtime.desk import Desk
+
+__all__ = ["AgentEngine"]
+
+logger = logging.getLogger("deskwork.realtime.engine")
+
+_Outcome = tuple[AgentResponse, bool] | None
+"""``(response, failed)``, or ``None`` when the agent turned out to be cooling down."""
+
+
+class AgentEngine:
+    """Orchestrates realtime agents: routing, conditions, phases, merging, observability.
+
+    Example:
+        ```python
+        engine = AgentEngine(adapter=ScriptedAdapter(default='{"has_insight": false}'))
+        engine.register_agent(DynamicAgent(config))
+        response = await engine.process_turn(context, trigger_type=TriggerType.TURN_BASED)
+        ```
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        callbacks: Sequence[AgentCallbackHandler] | None = None,
+        max_phases: int = 2,
+        *,
+        adapter: BaseModelAdapter | None = None,
+        event_bus: EventBus | None = None,
+        desk: Desk | None = None,
+        agent_timeout: float | None = 30.0,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        """Create an engine.
+
+        Args:
+            api_key: Key for the default ``LiteLLMAdapter`` (created on first LLM call).
+            callbacks: Lifecycle observers (e.g. ``StructuredLogTracer``).
+            max_phases: Phase depth: 1 disables event phases, 2 (default) runs subscribers of
+                phase-1 events, N runs subscribers of phase N-1 events.
+            adapter: Model adapter for LLM agents (instead of the default LiteLLM one).
+            event_bus: Bus that receives ``realtime.*`` events.
+            desk: A desk whose event bus (and adapter, when neither ``adapter`` nor
+                ``api_key`` is given) the engine uses.
+            agent_timeout: Default seconds per agent run (``None``: no limit); an agent's
+                ``config.timeout`` overrides it.
+            clock: Time source for cooldowns and intervals.
+
+        Raises:
+            ConfigurationError: ``max_phases`` is below 1.
+        """
+        if max_phases < 1:
+            raise ConfigurationError(f"max_phases must be at least 1, not {max_phases}")
+        self.agents: list[BaseAgent] = []
+        self.callbacks: list[AgentCallbackHandler] = list(callbacks or [])
+        self.max_phases = max_phases
+        self.agent_timeout = agent_timeout
+        self.clock = clock
+        self.condition_evaluator = ConditionEvaluator()
+        self.event_bus = event_bus if event_bus is not None else getattr(desk, "event_bus", None)
+        self._desk = desk
+        self._api_key = api_key
+        self._adapter = adapter
+        self._owns_adapter = False
+        self._order: dict[str, int] = {}
+        self._next_index = 0
+
+    # ------------------------------------------------------------- registry
+
+    def register_agent(self, agent: BaseAgent) -> None:
+        """Add ``agent``; it gets the engine's clock and model adapter.
+
+        Raises:
+            ConfigurationError: another registered agent has the same id.
+        """
+        agent_id = agent.config.id
+        if agent_id in self._order:
+            raise ConfigurationError(f"an agent with id {agent_id!r} is already registered")
+        if agent.config.subscribed_events and TriggerType.EVENT not in agent.config.trigger_types:
+            logger.warning(
+                "agent %r subscribes to events but lacks TriggerType.EVENT; it will not run "
+                "in event phases",
+                agent_id,
+            )
+        agent.clock = self.clock
+        agent.adapter_provider = self.get_adapter
+        self._order[agent_id] = self._next_index
+        self._next_index += 1
+        self.agents.append(agent)
+
+    def unregister_agent(self, agent_id: str) -> bool:
+        """Remove the agent with ``agent_id``; return whether it was registered."""
+        if self._order.pop(agent_id, None) is None:
+            return False
+        self.agents = [a for a in self.agents if a.config.id != agent_id]
+        return True
+
+    def get_agent(self, agent_id: str) -> BaseAgent | None:
+        """Return the registered agent with ``agent_id``, or ``None``."""
+        return next((a for a in self.agents if a.config.id == agent_id), None)
+
+    # -------------------------------------------------------------- adapter
+
+    def get_adapter(self) -> BaseModelAdapter:
+        """The model adapter for LLM agents, created on first use.
+
+        Order: the ``adapter`` given; a ``LiteLLMAdapter`` with ``api_key``; the desk's
+        adapter; a default ``LiteLLMAdapter``.
+        """
+        if self._adapter is None:
+            if self._api_key is None and self._desk is not None:
+                self._adapter = self._desk.adapter
+            else:
+                from deskwork.adapters.litellm import LiteLLMAdapter
+
+                kwargs: dict[str, Any] = {} if self._api_key is None else {"api_key": self._api_key}
+                self._adapter = LiteLLMAdapter(**kwargs)
+                self._owns_adapter = True
+        return self._adapter
+
+    def update_api_key(self, api_key: str | None) -> None:
+        """Use ``api_key`` from now on (the default adapter is rebuilt on next use).
+
+        An adapter passed to the constructor is kept as is.
+        """
+        self._api_key = api_key
+        if self._owns_adapter:
+            self._adapter = None
+            self._owns_adapter = False
+
+    # ------------------------------------------------------------- keywords
+
+    def check_keyword_triggers(
+        self, text: str, allowed_agent_ids: Sequence[str] | None = None
+    ) -> list[tuple[BaseAgent, str]]:
+        """Return ``(agent, keyword)`` for each agent with a keyword found in ``text``.
+
+        Keyword detection is the host's job; this is a helper for it. Matching is
+        case-insensitive substring matching; each agent appears once (first keyword).
+        """
+        matches: list[tuple[BaseAgent, str]] = []
+        for agent in self.agents:
+            if allowed_agent_ids is not None and agent.config.id not in allowed_agent_ids:
+                continue
+            keyword = match_keyword(agent.config.trigger_keywords, text)
+            if keyword is not None:
+                matches.append((agent, keyword))
+        return matches
+
+    # ----------------------------------------------------------------- turns
+
+    async def process_turn(
+        self,
+        context: AgentContext,
+        allowed_agent_ids: Sequence[str] | None = None,
+        trigger_type: TriggerType = TriggerType.TURN_BASED,
+        trigger_metadata: dict[str, Any] | None = None,
+    ) -> AgentResponse:
+        """Run one turn and return the aggregated response.
+
+        Args:
+            context: The turn's context. The engine sets its ``trigger_type``, merges
+                ``trigger_metadata`` into it, creates its ``blackboard`` if missing and
+                refreshes its ``shared_state`` from the board's variables afterwards.
+            allowed_agent_ids: Hard allow-list for every phase (``None``: all agents;
+                an empty list: none).
+            trigger_type: What triggered the turn.
+            trigger_metadata: Trigger details, merged over ``context.trigger_metadata``.
+
+        Returns:
+            Insights of every phase (registration order within a phase), every event, the
+            final variable values written, queue pushes, facts, memory and data by agent id,
+            and ``debug_info`` with the phase trace.
+        """
+        trigger = TriggerType(trigger_type)
+        turn = self._start_turn(context, allowed_agent_ids, trigger, trigger_metadata)
+        notifier = Notifier(self.callbacks, self.event_bus)
+        with turn_scope(turn.turn_id):
+            await notifier.turn_started(turn)
+            try:
+                await self._run_phases(turn, notifier)
+            finally:
+                if turn.board.count_events():
+                    turn.board.clear_events(author=ENGINE_SOURCE)
+            context.shared_state.update(turn.board.variables)
+            response = turn.result()
+            await notifier.turn_completed(turn, response)
+        return response
+
+    def _start_turn(
+        self,
+        context: AgentContext,
+        allowed_agent_ids: Sequence[str] | None,
+        trigger_type: TriggerType,
+        trigger_metadata: dict[str, Any] | None,
+    ) -> Turn:
+        """Record the trigger on ``context`` and prepare the board for the turn."""
+        context.trigger_type = trigger_type
+        context.trigger_metadata = {**context.trigger_metadata, **(trigger_metadata or {})}
+        if context.blackboard is None:
+            context.blackboard = Blackboard()
+        seeds = dict(context.shared_state)
+        system = {
+            "sys.turn_count": context.turn_count,
+            "sys.session_id": context.session_id,
+            "sys.trigger_type": trigger_type.value,
+        }
+
+        def prepare(variables: dict[str, Any]) -> dict[str, Any]:
+            new = {k: v for k, v in seeds.items() if k not in variables}
+            return {**variables, **new, **system}
+
+        context.blackboard.update("variables", prepare, ENGINE_SOURCE, default={})
+        allowed = None if allowed_agent_ids is None else frozenset(allowed_agent_ids)
+        return Turn(new_id(), context, context.blackboard, trigger_type, allowed)
+
+    async def _run_phases(self, turn: Turn, notifier: Notifier) -> None:
+        """Run phase 1, then event phases while events arrive and ``max_phases`` allows."""
+        dispatch: list[Event] = turn.board.events  # events the host left on the board
+        for phase in range(1, self.max_phases + 1):
+            names = list(dict.fromkeys(e.name for e in dispatch))
+            if phase > 1 and not names:
+                break
+            emitted = await self._run_phase(turn, notifier, phase, names if phase > 1 else [])
+            dispatch = [*dispatch, *emitted] if phase == 1 else emitted
+
+    async def _run_phase(
+        self, turn: Turn, notifier: Notifier, phase: int, trigger_events: list[str]
+    ) -> list[Event]:
+        """Select, run and merge one phase; return the events it emitted."""
+        record = PhaseRecord(phase, trigger_events)
+        turn.phases.append(record)
+        started = time.perf_counter()
+        snapshot = turn.board.frozen_copy()
+        selected = await self._select(turn, notifier, record, snapshot)
+        if not selected:
+            return []
+        await notifier.phase_started(turn, record, selected)
+        context = self._agent_context(turn, snapshot, phase, trigger_events)
+        outcomes = await asyncio.gather(
+            *(self._run_agent(turn, notifier, phase, agent, context) for agent in selected)
+        )
+        emitted = self._merge(turn, record, list(zip(selected, outcomes, strict=True)))
+        record.duration_ms = (time.perf_counter() - started) * 1000
+        await notifier.phase_completed(turn, record)
+        return emitted
+
+    async def _select(
+        self, turn: Turn, notifier: Notifier, record: PhaseRecord, snapshot: Blackboard
+    ) -> list[BaseAgent]:
+        """Return the agents that run in this phase; report the skipped candidates."""
+        meta = turn.meta(record.phase, _phase_trigger(turn, record.phase))
+        selected: list[BaseAgent] = []
+        for agent in list(self.agents):
+            reason = self._skip_reason(turn, agent, record, snapshot, meta)
+            if reason is None:
+                selected.append(agent)
+            elif reason not in QUIET_REASONS:
+                record.agents_skipped[agent.config.id] = reason
+                await notifier.agent_skipped(turn, record.phase, agent, reason)
+        return selected
+
+    def _skip_reason(
+        self,
+        turn: Turn,
+        agent: BaseAgent,
+        record: PhaseRecord,
+        snapshot: Blackboard,
+        meta: dict[str, Any],
+    ) -> str | None:
+        """Why ``agent`` does not run in this phase, or ``None`` if it runs."""
+        config = agent.config
+        if not turn.allows(config.id):
+            return "not_allowed"
+        phase_trigger = _phase_trigger(turn, record.phase)
+        if phase_trigger == TriggerType.FORCE:
+            return None
+        if record.phase == 1:
+            reason = trigger_skip_reason(
+                agent, phase_trigger, turn.context.trigger_metadata, turn.session_id
+            )
+        elif phase_trigger in config.trigger_types and not set(config.subscribed_events).isdisjoint(
+            record.trigger_events
+        ):
+            reason = None
+        else:
+            reason = "trigger_type_mismatch"
+        if reason is not None:
+            return reason
+        if agent.cooldown_remaining(turn.session_id) > 0:
+            return "cooldown"
+        conditions = config.trigger_conditions
+        if conditions is not None and not self.condition_evaluator.evaluate(
+            conditions, snapshot, meta, config.id
+        ):
+            return "conditions_not_met"
+        return None
+
+    def _agent_context(
+        self, turn: Turn, snapshot: Blackboard, phase: int, trigger_events: list[str]
+    ) -> AgentContext:
+        """The (shared, read-only) context agents of a phase receive."""
+        host = turn.context
+        memory = {f"memory_{agent_id}": mem for agent_id, mem in snapshot.memory.items()}
+        metadata = dict(host.trigger_metadata)
+        if phase > 1:
+            metadata["trigger_events"] = trigger_events
+        return host.model_copy(
+            update={
+                "blackboard": snapshot,
+                "shared_state": {**host.shared_state, **snapshot.variables, **memory},
+                "trigger_type": _phase_trigger(turn, phase),
+                "trigger_metadata": metadata,
+                "phase": phase,
+                "recent_segments": list(host.recent_segments),
+                "rag_docs": list(host.rag_docs),
+            }
+        )
+
+    async def _run_agent(
+        self,
+        turn: Turn,
+        notifier: Notifier,
+        phase: int,
+        agent: BaseAgent,
+        context: AgentContext,
+    ) -> _Outcome:
+        """Run one agent with its timeout; never raises (except cancellation)."""
+        started = time.perf_counter()
+        await notifier.agent_started(turn, phase, agent, context)
+        timeout = agent.config.timeout if agent.config.timeout is not None else self.agent_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                response = await agent.process(context)
+            if response is None:
+                await notifier.agent_skipped(turn, phase, agent, "cooldown")
+                return None
+            response = normalize_response(response, agent.config.id)
+        except Exception as exc:
+            error = exc
+            if isinstance(exc, TimeoutError) and not str(exc):
+                error = TimeoutError(f"agent {agent.config.id!r} timed out after {timeout}s")
+            await notifier.agent_failed(turn, phase, agent, error, time.perf_counter() - started)
+            return _error_response(agent, error), True
+        await notifier.agent_completed(turn, phase, agent, response, time.perf_counter() - started)
+        return response, False
+
+    def _merge(
+        self, turn: Turn, record: PhaseRecord, results: list[tuple[BaseAgent, _Outcome]]
+    ) -> list[Event]:
+        """Apply successful responses to the board; collect everything into the turn."""
+        contributions: list[Contribution] = []
+        for agent, outcome in results:
+            if outcome is None:
+                continue
+            response, failed = outcome
+            agent_id = agent.config.id
+            turn.add_response(agent_id, response)
+            if failed:
+                record.agents_failed.append(agent_id)
+                continue
+            record.agents_run.append(agent_id)
+            index = self._order.get(agent_id, len(self._order))
+            contributions.append(Contribution(agent_id, agent.config.priority, index, response))
+        turn.add_changes(apply_phase(turn.board, contributions))
+        emitted = [event for item in contributions for event in item.response.events]
+        turn.board.emit_events(emitted, author=ENGINE_SOURCE)
+        record.events_emitted = [event.name for event in emitted]
+        return emitted
+
+
+def _phase_trigger(turn: Turn, phase: int) -> TriggerType:
+    """The trigger agents of ``phase`` see: the turn's in phase 1, ``EVENT`` after."""
+    return turn.trigger_type if phase == 1 else TriggerType.EVENT
+
+
+def _error_response(agent: BaseAgent, error: BaseException) -> AgentResponse:
+    """The single ``error`` insight a failing agent contributes."""
+    message = describe_error(error)
+    insight = AgentInsight(
+        agent_id=agent.config.id,
+        agent_name=agent.config.name,
+        type=InsightType.ERROR,
+        content=f"Agent '{agent.config.name}' failed: {message}",
+        metadata={"error_type": type(error).__name__},
+    )
+    return AgentResponse(insights=[insight], debug_info={"error": message})

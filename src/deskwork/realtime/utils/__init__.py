@@ -1,0 +1,7 @@
+"""Utilities for the realtime engine: ``tracing.StructuredLogTracer``."""
+
+from __future__ import annotations
+
+from deskwork.realtime.utils.tracing import StructuredLogTracer
+
+__all__ = ["StructuredLogTracer"]
