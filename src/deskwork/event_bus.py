@@ -104,6 +104,14 @@ class EventBus:
         with self._lock:
             self._errors.append(EventHandlerError(event.type, exc))
 
+    def record_error(self, event: Event, exc: BaseException) -> None:
+        """Record a failure of a listener that receives ``event`` outside the bus.
+
+        The desk uses it for ``on_event`` listeners, so they fail like handlers do: the
+        error is collected, the run goes on.
+        """
+        self._record(event, exc)
+
     def get_errors(self) -> list[EventHandlerError]:
         """Errors raised by handlers so far."""
         with self._lock:
@@ -115,9 +123,14 @@ class EventBus:
             self._errors.clear()
 
     async def await_pending(self, *, raise_on_error: bool = False) -> list[EventHandlerError]:
-        """Wait for scheduled async handlers; return (or raise the first of) the errors."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Wait for scheduled async handlers; return (or raise the first of) the errors.
+
+        Only handlers scheduled on the running loop are awaited (a bus shared by threads
+        holds handlers of other loops, which those loops finish).
+        """
+        loop = asyncio.get_running_loop()
+        while pending := [f for f in list(self._pending) if f.get_loop() is loop]:
+            await asyncio.gather(*pending, return_exceptions=True)
         errors = self.get_errors()
         if raise_on_error and errors:
             raise errors[0]

@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["REDACTED", "redact", "redact_text"]
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
+
+from deskwork.utils import to_jsonable
+
+__all__ = ["REDACTED", "may_hold_secrets", "redact", "redact_model", "redact_text"]
+
+M = TypeVar("M", bound=BaseModel)
 
 REDACTED = "<redacted>"
 _SECRET_KEYS = re.compile(
     r"(api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|password|passwd)",
     re.IGNORECASE,
+)
+# every spelling _SECRET_KEYS matches, for plain substring tests (far faster than the regex)
+_SECRET_KEY_WORDS = (
+    *(
+        f"{head}{sep}{tail}"
+        for head, tail in (("api", "key"), ("auth", "token"), ("access", "token"))
+        for sep in ("_", "-", "")
+    ),
+    "authorization",
+    "secret",
+    "password",
+    "passwd",
 )
 _SECRET_VALUES = re.compile(
     r"(Bearer\s+[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}|\bsk-ant-[A-Za-z0-9_-]{8,})"
@@ -23,6 +43,33 @@ def redact_text(text: str) -> str:
     if "sk-" not in text and "Bearer" not in text:
         return text
     return _SECRET_VALUES.sub(REDACTED, text)
+
+
+def may_hold_secrets(text: str) -> bool:
+    """Whether ``text`` (a JSON document, say) may hold anything :func:`redact` replaces.
+
+    A cheap, conservative test: ``False`` means there is certainly nothing to redact.
+    """
+    if "sk-" in text or "Bearer" in text:
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _SECRET_KEY_WORDS)
+
+
+def redact_model(model: M) -> M:
+    """``model`` as stores keep it: secrets redacted, values JSON cannot hold turned to text.
+
+    Returns ``model`` itself when there is nothing to change (the common, cheap case).
+    """
+    try:
+        text = model.model_dump_json()
+    except PydanticSerializationError:  # a tool returned something JSON cannot hold
+        data = to_jsonable(model.model_dump())
+    else:
+        if not may_hold_secrets(text):
+            return model
+        data = json.loads(text)
+    return type(model).model_validate(redact(data))
 
 
 @lru_cache(maxsize=4096)

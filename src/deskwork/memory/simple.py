@@ -17,7 +17,8 @@ __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
 
 def _matches(query: str, key: str, value: Any) -> bool:
     needle = query.lower()
-    return needle in key.lower() or needle in json.dumps(value, default=str).lower()
+    text = json.dumps(value, default=str, ensure_ascii=False)  # "é", not "\u00e9"
+    return needle in key.lower() or needle in text.lower()
 
 
 class InMemoryMemoryStore(MemoryStore):
@@ -57,7 +58,7 @@ class SQLiteMemoryStore(MemoryStore):
             )
 
     def write(self, key: str, value: Any, scope: str) -> None:
-        encoded = json.dumps(to_jsonable(value))
+        encoded = json.dumps(to_jsonable(value), ensure_ascii=False)  # searchable as written
         with self._db.lock:
             self._db.conn.execute(
                 "INSERT OR REPLACE INTO memory (scope, key, value, updated_at) VALUES (?,?,?,?)",
@@ -72,11 +73,12 @@ class SQLiteMemoryStore(MemoryStore):
         return json.loads(row[0]) if row else None
 
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
-        pattern = f"%{query}%"
+        literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
         with self._db.lock:
             rows = self._db.conn.execute(
-                "SELECT key, value FROM memory WHERE scope=? AND (key LIKE ? OR value LIKE ?)"
-                " ORDER BY key",
+                "SELECT key, value FROM memory WHERE scope=?"
+                " AND (key LIKE ? ESCAPE '\\' OR value LIKE ? ESCAPE '\\') ORDER BY key",
                 (scope, pattern, pattern),
             ).fetchall()
         return [(row[0], json.loads(row[1])) for row in rows]

@@ -19,7 +19,7 @@ from deskwork.adapters.base import (
 )
 from deskwork.core.event import EventType
 from deskwork.core.message import Message
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import redact, redact_text
 from deskwork.runtime._run import WorkerRun
 from deskwork.runtime.context import (
     SUMMARY_ATTEMPT_LIMIT,
@@ -177,7 +177,12 @@ def append_assistant(run: WorkerRun, response: ModelResponse) -> None:
     payload: dict[str, Any] = {"content": response.content}
     if response.tool_calls:
         payload["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}
+            {
+                "id": c.id,
+                "name": c.name,
+                # rendered from redacted arguments: the emitter cannot see inside the JSON text
+                "arguments": c.raw_arguments or json.dumps(redact(c.arguments)),
+            }
             for c in response.tool_calls
         ]
     run.emit(EventType.ASSISTANT_MESSAGE, payload)
@@ -203,16 +208,20 @@ async def structured_turn(run: WorkerRun) -> FinalOutput | Failure:
             pass  # invalid preview: fall back to strict structured completion
         else:
             return _structured_output(run, reply, data)
-    params = _common_params(run)
 
-    async def call() -> ModelResponse:
-        return await run.config.adapter.astructured_complete(
-            **params,
-            response_schema=schema,
-            retries=run.config.structured_output_retries,
-        )
+    async def attempt() -> ModelResponse:
+        params = _common_params(run)  # built per attempt: compaction replaces run.messages
 
-    response = await _with_compaction(run, lambda: _timed_call(run, params, call))
+        async def call() -> ModelResponse:
+            return await run.config.adapter.astructured_complete(
+                **params,
+                response_schema=schema,
+                retries=run.config.structured_output_retries,
+            )
+
+        return await _timed_call(run, params, call)
+
+    response = await _with_compaction(run, attempt)
     if isinstance(response, Failure):
         return response
     return _structured_output(run, response, response.parsed)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.event import Event
+from deskwork.utils import new_id
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
@@ -19,16 +20,26 @@ EventEmitter = Callable[[str, str, dict[str, Any]], None]
 """``emit(event_type, source, payload)``."""
 
 
+def _discard(event_type: str, source: str, payload: dict[str, Any]) -> None:
+    """The default emitter of a standalone RunConfig: events are dropped."""
+
+
+def _default_adapter() -> BaseModelAdapter:
+    from deskwork.adapters.litellm import LiteLLMAdapter
+
+    return LiteLLMAdapter()
+
+
 @dataclass(slots=True)
 class RunConfig:
     """Everything a runner needs for one run: the model port, limits and the event sink."""
 
-    adapter: BaseModelAdapter
-    """Model adapter used for every call in the run."""
-    emit: EventEmitter
-    """Event sink: ``emit(type, source, payload)``."""
-    run_id: str
-    """The run's identifier (nested runners share it)."""
+    adapter: BaseModelAdapter = field(default_factory=_default_adapter)
+    """Model adapter used for every call in the run (``LiteLLMAdapter`` when omitted)."""
+    emit: EventEmitter = _discard
+    """Event sink: ``emit(type, source, payload)`` (events are dropped when omitted)."""
+    run_id: str = field(default_factory=new_id)
+    """The run's identifier (nested runners share it; generated when omitted)."""
     events: list[Event] = field(default_factory=list)
     """Events of the run, filled by the desk's emitter."""
     temperature: float | None = None
@@ -48,6 +59,9 @@ class RunConfig:
     max_context_messages: int | None = None
     """Summarize before a call when history exceeds this many messages (proactive)."""
     default_model: str | None = None
+    """Model for workers without their own model."""
+    model: str | None = None
+    """Alias of ``default_model`` (the short form ``RunConfig(model=...)``)."""
     desk: Desk | None = None
     """The desk that started the run (lets runners start child runs); ``None`` when standalone."""
 
@@ -61,7 +75,7 @@ class RunConfig:
         Raises:
             ValueError: neither is set.
         """
-        model = worker_model or self.default_model
+        model = worker_model or self.default_model or self.model
         if not model:
             raise ValueError("no model: set Worker(model=...) or Desk(model=...)")
         return model

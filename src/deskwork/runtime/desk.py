@@ -15,7 +15,7 @@ from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
-from deskwork.core.redact import redact, redact_text
+from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
@@ -381,8 +381,7 @@ class Desk:
 def _stored_state(state: RunState) -> RunState:
     """``state`` as the run store keeps it: secrets in messages, tool calls, the job and the
     payload are redacted (the unredacted state stays in this process for resuming)."""
-    # python-mode dump + to_jsonable: values a tool returned that JSON cannot hold become text
-    return RunState.model_validate(redact(to_jsonable(state.model_dump())))
+    return redact_model(state)
 
 
 _USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from deskwork._sync import run_sync
 from deskwork.core.event import Event
 from deskwork.core.job import Job
 from deskwork.core.message import Message
+from deskwork.core.redact import redact_model
 from deskwork.core.report import Report
 from deskwork.runtime._run import INSTRUCTIONS_MARKER, MEMORY_MARKER
 from deskwork.utils import new_id
@@ -87,7 +88,7 @@ class WorkerSession:
 
     def run(self, message: Any, *, stream: bool = False, **options: Any) -> Report:
         """Synchronous :meth:`arun`."""
-        return run_sync(self.arun(message, stream=stream, **options))
+        return run_sync(self._drained(lambda: self.arun(message, stream=stream, **options)))
 
     async def aresume(self, report: Report, decision: Any = None) -> Report:
         """Resume a paused turn of this session and save the result."""
@@ -97,7 +98,13 @@ class WorkerSession:
 
     def resume(self, report: Report, decision: Any = None) -> Report:
         """Synchronous :meth:`aresume`."""
-        return run_sync(self.aresume(report, decision), api="resume")
+        return run_sync(self._drained(lambda: self.aresume(report, decision)), api="resume")
+
+    async def _drained(self, start: Callable[[], Awaitable[Report]]) -> Report:
+        """Await ``start()`` and then the async event handlers it scheduled (sync callers)."""
+        report = await start()
+        await self.desk.event_bus.await_pending()
+        return report
 
     async def astream_run(self, message: Any, **options: Any) -> AsyncIterator[Event]:
         """Run with streaming on and yield this run's events as they are emitted."""
@@ -116,7 +123,11 @@ class WorkerSession:
 
         def work() -> None:
             try:
-                asyncio.run(self.arun(message, stream=True, on_event=events.put, **options))
+                asyncio.run(
+                    self._drained(
+                        lambda: self.arun(message, stream=True, on_event=events.put, **options)
+                    )
+                )
             except BaseException as exc:  # surfaced in the caller's thread
                 events.put(exc)
             finally:
@@ -133,7 +144,7 @@ class WorkerSession:
 
 def _history(messages: list[Message]) -> list[Message]:
     """What a session keeps: no instruction/memory system messages; reasoning only where
-    providers need it (assistant messages that carry tool calls)."""
+    providers need it (assistant messages that carry tool calls); secrets redacted."""
     kept: list[Message] = []
     for message in messages:
         marker = message.metadata.get("deskwork")
@@ -143,5 +154,5 @@ def _history(messages: list[Message]) -> list[Message]:
             message = message.model_copy(
                 update={"reasoning_content": None, "thinking_blocks": None}
             )
-        kept.append(message)
+        kept.append(redact_model(message))
     return kept

@@ -113,7 +113,7 @@ CREATE TABLE IF NOT EXISTS session_messages (
     timestamp TEXT NOT NULL,
     FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
 );
-CREATE INDEX IF NOT EXISTS session_messages_session ON session_messages(session_id, rowid);
+CREATE INDEX IF NOT EXISTS session_messages_session ON session_messages(session_id);
 """
 
 

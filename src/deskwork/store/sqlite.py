@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 import time
+import weakref
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,9 @@ CREATE INDEX IF NOT EXISTS runs_updated ON runs(updated_at);
 """
 
 # Events are written inside an open transaction that is committed at every run status
-# change, and at most this many seconds after the first uncommitted event.
+# change, and at most this many seconds after the first uncommitted event. A background
+# flusher enforces the bound even when no further event comes (a run waiting on a model or a
+# slow tool), so other connections and processes never wait long for the write lock.
 _COMMIT_INTERVAL = 0.05
 
 
@@ -41,6 +46,8 @@ class SQLiteRunStore(RunStore):
     def __init__(self, path: str | Path) -> None:
         self._db = SQLiteDatabase(path)
         self._dirty_since: float | None = None
+        self._flush_due = threading.Event()
+        self._flusher: threading.Thread | None = None
         with self._db.lock:
             self._db.conn.executescript(_SCHEMA)
 
@@ -53,6 +60,15 @@ class SQLiteRunStore(RunStore):
         if self._dirty_since is None:
             self._db.conn.execute("BEGIN")
             self._dirty_since = time.monotonic()
+            self._flush_due.set()
+            if self._flusher is None:
+                self._flusher = threading.Thread(
+                    target=_flush_loop,
+                    args=(weakref.ref(self), self._flush_due),
+                    name="deskwork-sqlite-flush",
+                    daemon=True,
+                )
+                self._flusher.start()
 
     def _commit(self) -> None:
         if self._dirty_since is not None:
@@ -165,6 +181,25 @@ class SQLiteRunStore(RunStore):
     def close(self) -> None:
         self.flush()
         self._db.close()
+
+
+def _flush_loop(ref: weakref.ref[SQLiteRunStore], due: threading.Event) -> None:
+    """Commit each open transaction ``_COMMIT_INTERVAL`` after it began; exit with the store."""
+    while True:
+        if not due.wait(timeout=1.0):
+            if ref() is None:
+                return
+            continue
+        due.clear()
+        time.sleep(_COMMIT_INTERVAL)
+        store = ref()
+        if store is None:
+            return
+        try:
+            store.flush()
+        except sqlite3.ProgrammingError:  # closed meanwhile
+            return
+        del store
 
 
 def _dumps(value: Any) -> str | None:

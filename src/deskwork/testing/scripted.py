@@ -149,8 +149,10 @@ class ScriptedAdapter(BaseModelAdapter):
         **kwargs: Any,
     ) -> ModelResult:
         self.calls.append(
-            {"model": model, "messages": messages, "tools": tools, "stream": stream,
-             "thinking": thinking, "extra_body": extra_body, "drop_params": drop_params, **kwargs}
+            {"model": model, "messages": messages, "tools": tools, "tool_choice": tool_choice,
+             "temperature": temperature, "max_tokens": max_tokens, "stream": stream,
+             "stream_options": stream_options, "thinking": thinking, "extra_body": extra_body,
+             "drop_params": drop_params, "num_retries": num_retries, **kwargs}
         )  # fmt: skip
         turn = self._next(messages, tools)
         delay = turn.latency or self._latency

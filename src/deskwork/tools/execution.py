@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 from typing import Any
@@ -173,7 +174,8 @@ def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
         return ToolResult(content="")
     if isinstance(value, str):
         return ToolResult(content=value)
-    if isinstance(value, BaseModel | dict | list | tuple | int | float | bool):
+    is_dataclass = dataclasses.is_dataclass(value) and not isinstance(value, type)
+    if is_dataclass or isinstance(value, BaseModel | dict | list | tuple | int | float | bool):
         data = to_jsonable(value)
         return ToolResult(content=json.dumps(data, default=str), data=data)
     return ToolResult(content=str(value), data=value)
