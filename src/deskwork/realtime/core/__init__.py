@@ -10,7 +10,7 @@ from deskwork.realtime.core.agent import AgentConfig, BaseAgent
 from deskwork.realtime.core.blackboard import Blackboard, ReadOnlyBlackboardError
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, current_turn_id
 from deskwork.realtime.core.conditions import ConditionEvaluator, TriggerConditions
-from deskwork.realtime.core.engine import AgentEngine
+from deskwork.realtime.core.engine import AgentEngine, RealtimeTurn
 from deskwork.realtime.core.events import RealtimeEventType
 from deskwork.realtime.core.models import (
     AgentContext,
@@ -38,6 +38,7 @@ __all__ = [
     "InsightType",
     "ReadOnlyBlackboardError",
     "RealtimeEventType",
+    "RealtimeTurn",
     "TranscriptSegment",
     "TriggerConditions",
     "TriggerType",

@@ -18,6 +18,7 @@ from deskwork.realtime.core.agent import BaseAgent
 from deskwork.realtime.core.callbacks import AgentCallbackHandler
 from deskwork.realtime.core.events import ENGINE_SOURCE, RealtimeEventType
 from deskwork.realtime.core.models import AgentContext, AgentResponse
+from deskwork.runtime.config import EventEmitter
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["Notifier", "describe_error"]
@@ -35,10 +36,17 @@ def describe_error(error: BaseException) -> str:
 class Notifier:
     """Sends each step of a turn to the callbacks and, if there is one, the event bus."""
 
-    def __init__(self, callbacks: Sequence[AgentCallbackHandler], bus: EventBus | None) -> None:
-        """Observe with ``callbacks`` and publish on ``bus`` (``None``: no bus events)."""
+    def __init__(
+        self,
+        callbacks: Sequence[AgentCallbackHandler],
+        bus: EventBus | None,
+        emit: EventEmitter | None = None,
+    ) -> None:
+        """Observe with ``callbacks``; publish through ``emit`` (a desk run's emitter, which
+        stores and delivers events) when given, else on ``bus`` (``None``: no bus events)."""
         self.callbacks = list(callbacks)
         self.bus = bus
+        self.emit = emit
 
     async def hook(self, name: str, *args: Any) -> None:
         """Await ``callback.<name>(*args)`` on every callback, logging failures."""
@@ -57,10 +65,14 @@ class Notifier:
         source: str = ENGINE_SOURCE,
         **payload: Any,
     ) -> None:
-        """Emit a deskwork event (``run_id`` = turn id) if a bus is attached."""
-        if self.bus is None:
+        """Emit a deskwork event (``run_id`` = turn id, or the desk run's id via ``emit``)."""
+        if self.bus is None and self.emit is None:
             return
         body = redact({"session_id": turn.session_id, "turn_id": turn.turn_id, **payload})
+        if self.emit is not None:
+            self.emit(str(event_type), source, body)
+            return
+        assert self.bus is not None
         event = BusEvent.model_construct(
             event_id=new_id(),
             type=str(event_type),

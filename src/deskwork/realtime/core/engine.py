@@ -26,6 +26,9 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from deskwork.core.job import Job
+from deskwork.core.report import Report
+from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError
 from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
@@ -45,6 +48,7 @@ from deskwork.realtime.core.models import (
     InsightType,
     TriggerType,
 )
+from deskwork.runtime.config import EventEmitter, RunConfig
 from deskwork.utils import new_id
 
 if TYPE_CHECKING:
@@ -115,6 +119,29 @@ class AgentEngine:
         self._owns_adapter = False
         self._order: dict[str, int] = {}
         self._next_index = 0
+
+    def turn(
+        self,
+        context: AgentContext,
+        *,
+        trigger_type: TriggerType = TriggerType.TURN_BASED,
+        trigger_metadata: dict[str, Any] | None = None,
+        allowed_agent_ids: Sequence[str] | None = None,
+        name: str | None = None,
+    ) -> RealtimeTurn:
+        """A desk runner for one turn: ``report = await desk.arun(engine.turn(ctx), job)``.
+
+        The turn then gets a run record, its events are stored in order with the run, and
+        the board's state is kept in the run's ``RunState.payload["blackboard"]``.
+        """
+        return RealtimeTurn(
+            self,
+            context,
+            trigger_type=trigger_type,
+            trigger_metadata=trigger_metadata,
+            allowed_agent_ids=allowed_agent_ids,
+            name=name,
+        )
 
     # ------------------------------------------------------------- registry
 
@@ -206,6 +233,8 @@ class AgentEngine:
         allowed_agent_ids: Sequence[str] | None = None,
         trigger_type: TriggerType = TriggerType.TURN_BASED,
         trigger_metadata: dict[str, Any] | None = None,
+        *,
+        emit: EventEmitter | None = None,
     ) -> AgentResponse:
         """Run one turn and return the aggregated response.
 
@@ -217,6 +246,8 @@ class AgentEngine:
                 an empty list: none).
             trigger_type: What triggered the turn.
             trigger_metadata: Trigger details, merged over ``context.trigger_metadata``.
+            emit: Send the turn's events through this emitter (a desk run's) instead of
+                the engine's bus; :meth:`turn` uses it so a turn is a stored desk run.
 
         Returns:
             Insights of every phase (registration order within a phase), every event, the
@@ -225,7 +256,7 @@ class AgentEngine:
         """
         trigger = TriggerType(trigger_type)
         turn = self._start_turn(context, allowed_agent_ids, trigger, trigger_metadata)
-        notifier = Notifier(self.callbacks, self.event_bus)
+        notifier = Notifier(self.callbacks, self.event_bus, emit)
         with turn_scope(turn.turn_id):
             await notifier.turn_started(turn)
             try:
@@ -436,3 +467,68 @@ def _error_response(agent: BaseAgent, error: BaseException) -> AgentResponse:
         metadata={"error_type": type(error).__name__},
     )
     return AgentResponse(insights=[insight], debug_info={"error": message})
+
+
+class RealtimeTurn:
+    """One engine turn as a desk runner (``runner_type = "realtime"``); turns never pause."""
+
+    runner_type = "realtime"
+
+    def __init__(
+        self,
+        engine: AgentEngine,
+        context: AgentContext,
+        *,
+        trigger_type: TriggerType = TriggerType.TURN_BASED,
+        trigger_metadata: dict[str, Any] | None = None,
+        allowed_agent_ids: Sequence[str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.engine = engine
+        self.context = context
+        self.trigger_type = trigger_type
+        self.trigger_metadata = trigger_metadata
+        self.allowed_agent_ids = allowed_agent_ids
+        self.name = name or f"realtime:{context.session_id}"
+
+    async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
+        """Run the turn with the run's emitter; the report's data is the AgentResponse."""
+        response = await self.engine.process_turn(
+            self.context,
+            allowed_agent_ids=self.allowed_agent_ids,
+            trigger_type=self.trigger_type,
+            trigger_metadata=self.trigger_metadata,
+            emit=config.emit,
+        )
+        lines = [i.content for i in response.insights if getattr(i, "content", None)]
+        report = Report(
+            run_id=config.run_id,
+            status="completed",
+            content="\n".join(str(line) for line in lines) or None,
+            data=response,
+            metrics={"insights": len(response.insights)},
+        )
+        board = self.context.blackboard
+        state = RunState(
+            run_id=config.run_id,
+            status="completed",
+            runner_type=self.runner_type,
+            runner_name=self.name,
+            job=job.to_state(),
+            metrics=report.metrics,
+            payload={
+                "session_id": self.context.session_id,
+                "turn_count": self.context.turn_count,
+                "blackboard": board.to_state() if board is not None else None,
+            },
+        )
+        return report, state
+
+    async def aresume(
+        self, config: RunConfig, state: RunState, decision: Any, job: Job | None = None
+    ) -> tuple[Report, RunState]:
+        """Realtime turns never pause, so there is nothing to resume."""
+        report = Report(
+            run_id=config.run_id, status="failed", errors=["realtime turns do not pause"]
+        )
+        return report, state.model_copy(update={"status": "failed"})
