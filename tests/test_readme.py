@@ -28,6 +28,6 @@ async def test_realtime_example_runs_with_a_scripted_model(capsys: object) -> No
     assert code != block
     body = "\n".join("    " + line for line in code.splitlines())
     namespace = {"ScriptedAdapter": ScriptedAdapter, "REPLY": json.dumps(reply)}
-    exec(f"async def example():\n{body}\n    return response\n", namespace)  # noqa: S102
+    exec(f"async def example():\n{body}\n    return response\n", namespace)
     response = await namespace["example"]()  # type: ignore[operator]
     assert [i.content for i in response.insights] == [reply["content"]]
