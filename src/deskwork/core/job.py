@@ -41,7 +41,18 @@ class Job(DeskworkModel):
     extra_body: dict[str, Any] | None = None
 
     def to_state(self) -> dict[str, Any]:
-        """A JSON-compatible form for the run store; schemas are kept as import paths."""
+        """A JSON-compatible form for the run store; schemas are kept as import paths.
+
+        Computed once per job (jobs are immutable). The result is a shallow copy of the
+        cached form: treat nested values as read-only.
+        """
+        cached: dict[str, Any] | None = self.__dict__.get("_state_cache")
+        if cached is None:
+            cached = self._build_state()
+            self.__dict__["_state_cache"] = cached  # frozen model: bypass __setattr__
+        return dict(cached)
+
+    def _build_state(self) -> dict[str, Any]:
         data = self.model_dump(mode="python", exclude={"tools_override", "response_schema"})
         data = dict(to_jsonable(data))
         data["response_schema"] = schema_path(self.response_schema)

@@ -15,11 +15,16 @@ __all__ = ["InMemoryRunStore"]
 
 
 class InMemoryRunStore(RunStore):
-    """Keeps records and events in dictionaries; nothing is persisted."""
+    """Keeps records and events in dictionaries; nothing is persisted.
+
+    Events are kept as JSON text, like a real store: a stored event cannot be changed
+    through an object the caller still holds, and thousands of kept events do not slow
+    the garbage collector (plain strings are not tracked by it).
+    """
 
     def __init__(self) -> None:
         self._runs: dict[str, RunRecord] = {}
-        self._events: dict[str, list[Event]] = {}
+        self._events: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     def create_run(self, run_id: str, input_payload: Any) -> None:
@@ -64,12 +69,14 @@ class InMemoryRunStore(RunStore):
             return self._runs.get(run_id)
 
     def add_event(self, event: Event) -> None:
+        text = event.model_dump_json()
         with self._lock:
-            self._events.setdefault(event.run_id, []).append(event)
+            self._events.setdefault(event.run_id, []).append(text)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._lock:
-            return list(self._events.get(run_id, ()))
+            texts = list(self._events.get(run_id, ()))
+        return [Event.model_validate_json(text) for text in texts]
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         with self._lock:
