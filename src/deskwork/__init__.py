@@ -35,7 +35,6 @@ from deskwork.exceptions import (
 )
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.desk import Desk
-from deskwork.runtime.session import WorkerSession
 from deskwork.runtime.worker import Worker
 from deskwork.utils import encode_file, new_id, utc_now
 
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
         WorkerPausedPayload,
         WorkforcePausedPayload,
     )
+    from deskwork.runtime.session import WorkerSession
     from deskwork.tools.images import generate_image
     from deskwork.workforce import Workforce
 
@@ -120,6 +120,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "WorkerSession": "deskwork.runtime.session",
     "AssistantMessagePayload": "deskwork.core.payloads",
     "LLMCompletedPayload": "deskwork.core.payloads",
     "LLMFailedPayload": "deskwork.core.payloads",

@@ -6,10 +6,13 @@ import copy
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskwork.memory.base import MemoryStore
-from deskwork.store._sqlite import SQLiteDatabase
+
+if TYPE_CHECKING:
+    pass
+
 from deskwork.utils import to_jsonable, utc_now
 
 __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
@@ -50,6 +53,8 @@ class SQLiteMemoryStore(MemoryStore):
     """Memory persisted in SQLite; values are JSON; search matches key or value substrings."""
 
     def __init__(self, path: str | Path) -> None:
+        from deskwork.store._sqlite import SQLiteDatabase  # sqlite3 loads on first use
+
         self._db = SQLiteDatabase(path)
         with self._db.lock:
             self._db.conn.execute(

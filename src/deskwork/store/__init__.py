@@ -1,5 +1,9 @@
 """Run and session storage: interfaces plus in-memory and SQLite implementations."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from deskwork.core.state import RunRecord, RunState
 from deskwork.store.base import RunStore
 from deskwork.store.memory import InMemoryRunStore
@@ -9,7 +13,9 @@ from deskwork.store.session import (
     SessionStore,
     SQLiteSessionStore,
 )
-from deskwork.store.sqlite import SQLiteRunStore
+
+if TYPE_CHECKING:
+    from deskwork.store.sqlite import SQLiteRunStore
 
 __all__ = [
     "InMemoryRunStore",
@@ -22,3 +28,11 @@ __all__ = [
     "SessionRecord",
     "SessionStore",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SQLiteRunStore":  # sqlite3 loads on first use
+        from deskwork.store.sqlite import SQLiteRunStore
+
+        return SQLiteRunStore
+    raise AttributeError(f"module 'deskwork.store' has no attribute {name!r}")

@@ -7,14 +7,16 @@ import threading
 from abc import ABC, abstractmethod
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
-from deskwork.store._sqlite import SQLiteDatabase
 from deskwork.utils import new_id, utc_now
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
 
@@ -121,6 +123,8 @@ class SQLiteSessionStore(SessionStore):
     """Sessions in SQLite (the default; same file as the run store)."""
 
     def __init__(self, path: str | Path) -> None:
+        from deskwork.store._sqlite import SQLiteDatabase  # sqlite3 loads on first use
+
         self._db = SQLiteDatabase(path)
         with self._db.lock:
             self._db.conn.executescript(_SCHEMA)
