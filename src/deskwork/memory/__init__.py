@@ -1,4 +1,8 @@
-"""Memory stores. ``VectorMemoryStore`` needs the ``vector`` extra and is imported lazily."""
+"""Memory stores and local embedding functions.
+
+``VectorMemoryStore`` needs the ``vector`` extra and ``LocalSemanticEmbedding`` the
+``embeddings`` extra; both are imported lazily.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,30 @@ from deskwork.memory.base import ExternalMemoryStore, MemoryStore
 from deskwork.memory.simple import InMemoryMemoryStore, SQLiteMemoryStore
 
 if TYPE_CHECKING:
+    from deskwork.memory._embeddings import HashingEmbedding, LocalSemanticEmbedding
     from deskwork.memory.vector import VectorMemoryStore
 
 __all__ = [
     "ExternalMemoryStore",
+    "HashingEmbedding",
     "InMemoryMemoryStore",
+    "LocalSemanticEmbedding",
     "MemoryStore",
     "SQLiteMemoryStore",
     "VectorMemoryStore",
 ]
 
+_LAZY = {
+    "HashingEmbedding": "deskwork.memory._embeddings",
+    "LocalSemanticEmbedding": "deskwork.memory._embeddings",
+    "VectorMemoryStore": "deskwork.memory.vector",
+}
+
 
 def __getattr__(name: str) -> Any:
-    if name == "VectorMemoryStore":
-        from deskwork.memory.vector import VectorMemoryStore
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deskwork.memory' has no attribute {name!r}")
+    import importlib
 
-        return VectorMemoryStore
-    raise AttributeError(f"module 'deskwork.memory' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -67,6 +67,8 @@ class ServerReply:
         status: HTTP status; anything but 200 makes this an error reply.
         error_body: The ``error`` object of an error reply.
         headers: Extra response headers (e.g. ``retry-after`` on a 429).
+        images: Image URLs (or ``data:`` URLs) sent as the message's ``images``, the way
+            OpenRouter returns images made by chat completions.
     """
 
     content: str | None = None
@@ -78,6 +80,7 @@ class ServerReply:
     status: int = 200
     error_body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    images: tuple[str, ...] = ()
 
     @classmethod
     def text(
@@ -123,6 +126,11 @@ class ServerReply:
             (name, args if isinstance(args, str) else json.dumps(args)) for name, args in calls
         )
         return cls(content=content, reasoning=reasoning, calls=encoded, usage=usage, delay=delay)
+
+    @classmethod
+    def image(cls, *urls: str, content: str | None = None) -> ServerReply:
+        """An assistant message carrying generated images (``message.images``)."""
+        return cls(content=content, images=urls)
 
     @classmethod
     def json(cls, data: Any, **kw: Any) -> ServerReply:
@@ -207,6 +215,8 @@ class OpenAICompatServer:
         port: TCP port; 0 picks a free one.
         default: The reply (or a reply handler) used when the queue is empty.
         model_ids: Models listed by ``GET /v1/models`` (default ``["test-model"]``).
+        generate_images: When False, ``POST /v1/images/generations`` answers with an empty
+            ``data`` list (a model that makes images only through chat completions).
     """
 
     def __init__(
@@ -216,12 +226,14 @@ class OpenAICompatServer:
         port: int = 0,
         default: ServerReply | ReplyHandler | None = None,
         model_ids: list[str] | None = None,
+        generate_images: bool = True,
     ) -> None:
         self._host = host
         self._port = port
         self._default = default
         self._handler: ReplyHandler | None = None
         self.model_ids = list(model_ids) if model_ids is not None else ["test-model"]
+        self.generate_images = generate_images
         self._lock = threading.Lock()
         self._queue: deque[ServerReply] = deque()
         self._requests: list[RecordedRequest] = []
@@ -434,7 +446,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.command == "GET" and route.startswith("/models/"):
             self._model(route.removeprefix("/models/"))
         elif self.command == "POST" and route == "/images/generations":
-            self._send_json(200, _images_body(request.body))
+            self._send_json(200, _images_body(request.body, self.server.app.generate_images))
         elif self.command == "POST" and route == "/embeddings":
             self._send_json(200, _embeddings_body(request.body))
         else:
@@ -578,6 +590,11 @@ def _completion_body(
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
+    if reply.images:
+        message["images"] = [
+            {"type": "image_url", "image_url": {"url": url}, "index": index}
+            for index, url in enumerate(reply.images)
+        ]
     if reply.calls:
         message["tool_calls"] = [
             {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
@@ -672,7 +689,9 @@ def _models_body(model_ids: list[str]) -> dict[str, Any]:
     return {"object": "list", "data": [_model_entry(model_id) for model_id in model_ids]}
 
 
-def _images_body(body: dict[str, Any]) -> dict[str, Any]:
+def _images_body(body: dict[str, Any], generate: bool = True) -> dict[str, Any]:
+    if not generate:
+        return {"created": int(time.time()), "data": []}
     n = body.get("n")
     count = n if isinstance(n, int) else 1
     prompt = str(body.get("prompt", ""))

@@ -1,0 +1,161 @@
+"""The ``generate_image`` tool: text to image through LiteLLM.
+
+::
+
+    from deskwork import Desk, Job, Worker, generate_image
+
+    worker = Worker(name="Assistant", tools=[generate_image])
+
+The tool first calls the image endpoint (``litellm.aimage_generation``). When that returns no
+image, or fails, it asks the chat endpoint instead (``litellm.acompletion(...,
+modalities=["image", "text"])``), which is how OpenRouter and Gemini image models answer.
+
+Its result is a dict ``{"url", "b64_json", "revised_prompt"}``, in ``ToolResult.data``. What
+the *model* reads is the same dict as JSON with very long strings (base64 images run to
+megabytes) replaced by a short note, so an image never floods the context window.
+
+``generate_image`` uses the provider settings of the environment (``OPENROUTER_API_KEY``,
+``OPENAI_API_KEY``, ...); :func:`make_generate_image_tool` builds one with its own endpoint,
+key or default model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from deskwork.core.redact import redact_text
+from deskwork.core.tool_call import ToolResult
+from deskwork.tools.base import Tool, tool
+
+__all__ = ["DEFAULT_IMAGE_MODEL", "generate_image", "make_generate_image_tool"]
+
+DEFAULT_IMAGE_MODEL = "openrouter/google/gemini-3-pro-image-preview"
+_INLINE_LIMIT = 2000
+_DESCRIPTION = (
+    "Generate an image from a text description. Returns url, b64_json (base64 image data"
+    " when the provider returns it) and revised_prompt."
+)
+
+
+def make_generate_image_tool(
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    default_model: str = DEFAULT_IMAGE_MODEL,
+    timeout: float | None = None,
+    name: str = "generate_image",
+) -> Tool:
+    """Build a ``generate_image`` tool.
+
+    Args:
+        api_base: endpoint for both calls (a proxy or an OpenAI-compatible server).
+        api_key: key for both calls; otherwise LiteLLM reads the provider's variable. It is
+            never part of results, errors or events.
+        default_model: the model used when the model does not choose one.
+        timeout: request timeout in seconds for each call (also the tool's timeout, doubled,
+            since the tool may make two calls).
+        name: the tool's name.
+
+    Returns:
+        A tool with parameters ``prompt`` (required), ``model``, ``size`` and ``quality``.
+    """
+    connection = {"api_base": api_base, "api_key": api_key, "timeout": timeout}
+
+    async def generate(
+        prompt: str,
+        model: str = default_model,
+        size: str = "1024x1024",
+        quality: str = "standard",
+    ) -> ToolResult:
+        image = await _generate(prompt, model, size, quality, connection)
+        return ToolResult(content=_for_model(image), data=image)
+
+    return tool(
+        name=name,
+        description=_DESCRIPTION,
+        timeout=None if timeout is None else 2 * timeout,
+    )(generate)
+
+
+async def _generate(
+    prompt: str, model: str, size: str, quality: str, connection: dict[str, Any]
+) -> dict[str, str | None]:
+    from deskwork.adapters.litellm import import_litellm
+
+    litellm = import_litellm()
+    options = {key: value for key, value in connection.items() if value is not None}
+    endpoint_error: str | None = None
+    try:
+        response = await litellm.aimage_generation(
+            prompt=prompt, model=model, size=size, quality=quality, drop_params=True, **options
+        )
+    except Exception as exc:
+        endpoint_error = f"{type(exc).__name__}: {exc}"
+    else:
+        image = _from_image_response(response)
+        if image is not None:
+            return image
+    try:
+        reply = await litellm.acompletion(
+            model=model,
+            messages=[{"role": "user", "content": prompt}],
+            modalities=["image", "text"],
+            **options,
+        )
+    except Exception as exc:
+        raise _failure(f"{type(exc).__name__}: {exc}", endpoint_error) from exc
+    image = _from_chat_response(reply)
+    if image is None:
+        raise _failure("the model answered without an image", endpoint_error)
+    return image
+
+
+def _from_image_response(response: Any) -> dict[str, str | None] | None:
+    """The first image of an image-endpoint response, or ``None`` when it has no image."""
+    for item in _get(response, "data") or ():
+        url, b64 = _get(item, "url"), _get(item, "b64_json")
+        if url or b64:
+            return {"url": url, "b64_json": b64, "revised_prompt": _get(item, "revised_prompt")}
+    return None
+
+
+def _from_chat_response(response: Any) -> dict[str, str | None] | None:
+    """The first image of a chat reply (``message.images``), or ``None``."""
+    choices = _get(response, "choices") or [None]
+    message = _get(choices[0], "message")
+    for item in _get(message, "images") or ():
+        url = _get(_get(item, "image_url"), "url")
+        if isinstance(url, str) and url:
+            b64 = url.split(",", 1)[1] if url.startswith("data:") and "," in url else None
+            return {"url": url, "b64_json": b64, "revised_prompt": None}
+    return None
+
+
+def _for_model(image: dict[str, str | None]) -> str:
+    """The result as the model reads it: long values replaced by a note."""
+    shown: dict[str, str | None] = {}
+    for key, value in image.items():
+        if isinstance(value, str) and len(value) > _INLINE_LIMIT:
+            value = f"<{len(value)} characters, omitted here; the full value is in the tool data>"
+        shown[key] = value
+    return json.dumps(shown)
+
+
+def _failure(error: str, endpoint_error: str | None) -> RuntimeError:
+    message = f"image generation failed: {error}"
+    if endpoint_error is not None:
+        message += f" (the image endpoint failed first: {endpoint_error})"
+    return RuntimeError(redact_text(message))
+
+
+def _get(obj: Any, key: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+generate_image: Tool = make_generate_image_tool()
+"""The default tool: provider settings from the environment, model ``DEFAULT_IMAGE_MODEL``."""

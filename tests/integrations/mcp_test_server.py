@@ -1,0 +1,123 @@
+"""A small real MCP server for the integration tests (built on ``mcp.server.mcpserver``).
+
+Run it as a script:
+
+- ``python mcp_test_server.py stdio`` serves over stdin/stdout.
+- ``python mcp_test_server.py http PORT [TOKEN]`` serves streamable HTTP at ``/mcp`` and
+  SSE at ``/sse`` on 127.0.0.1 with uvicorn; with ``TOKEN`` every request needs
+  ``Authorization: Bearer TOKEN``.
+- ``python mcp_test_server.py crash`` exits at once (a server that cannot start).
+
+Set ``MCP_TEST_PREFIX`` to prefix every tool name (two servers with distinct tools).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+PREFIX = os.environ.get("MCP_TEST_PREFIX", "")
+
+
+class StaticTokenVerifier:
+    """Accepts exactly one bearer token."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if token != self._token:
+            return None
+        return AccessToken(token=token, client_id="tests", scopes=[])
+
+
+def build_server(token: str | None = None) -> MCPServer[Any]:
+    """The test server: echo, add, fail, hang, die and whoami tools."""
+    auth: dict[str, Any] = {}
+    if token is not None:
+        auth = {
+            "token_verifier": StaticTokenVerifier(token),
+            "auth": AuthSettings(issuer_url="http://127.0.0.1/", resource_server_url=None),
+        }
+    server: MCPServer[Any] = MCPServer("deskwork-test", log_level="CRITICAL", **auth)
+
+    @server.tool(name=f"{PREFIX}echo")
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool(name=f"{PREFIX}add")
+    def add(a: int, b: int = 2) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool(name=f"{PREFIX}fail")
+    def fail(reason: str = "bad input") -> str:
+        """Always report a tool error."""
+        raise ToolError(f"refused: {reason}")
+
+    @server.tool(name=f"{PREFIX}hang")
+    async def hang(seconds: float = 60.0) -> str:
+        """Sleep, then answer (a slow or hung server)."""
+        await anyio.sleep(seconds)
+        return "woke up"
+
+    @server.tool(name=f"{PREFIX}die")
+    def die() -> str:
+        """Kill the server process in the middle of the call."""
+        os._exit(3)
+
+    @server.tool(name=f"{PREFIX}dotted.name")
+    def dotted() -> str:
+        """A tool whose name is not a valid model function name."""
+        return "dotted ok"
+
+    return server
+
+
+def http_app(token: str | None) -> Any:
+    """One Starlette app with streamable HTTP at /mcp and SSE at /sse + /messages/."""
+    from starlette.applications import Starlette
+
+    server = build_server(token)
+    streamable = server.streamable_http_app(streamable_http_path="/mcp")
+    sse = server.sse_app(sse_path="/sse", message_path="/messages/")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    return Starlette(
+        routes=[*streamable.routes, *sse.routes],
+        middleware=list(streamable.user_middleware),
+        lifespan=lifespan,
+    )
+
+
+def main(argv: list[str]) -> None:
+    mode = argv[1] if len(argv) > 1 else "stdio"
+    if mode == "crash":
+        print("mcp_test_server: refusing to start", file=sys.stderr)
+        sys.exit(2)
+    if mode == "stdio":
+        build_server().run()
+        return
+    import uvicorn
+
+    port = int(argv[2])
+    token = argv[3] if len(argv) > 3 else None
+    uvicorn.run(http_app(token), host="127.0.0.1", port=port, log_level="critical")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

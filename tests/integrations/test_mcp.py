@@ -1,0 +1,327 @@
+"""MCPToolProvider against real MCP servers: a stdio subprocess and HTTP (streamable + SSE)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+import sys
+import threading
+import time
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcpkit import STDIO_LABEL, TOKEN, HTTPServer, stdio_args
+
+from deskwork import ConfigurationError, Desk, Job, Worker
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import ScriptedAdapter, call_tool, call_tools, reply
+from deskwork.tools import MCPToolProvider, Tool
+from deskwork.tools.mcp import MCPConnectionError
+
+MODEL = "scripted/model"
+
+
+def _desk(*turns: Any) -> tuple[Desk, InMemoryRunStore]:
+    store = InMemoryRunStore()
+    return Desk(model=MODEL, adapter=ScriptedAdapter(turns), run_store=store), store
+
+
+# --------------------------------------------------------------------------- stdio
+
+
+async def test_stdio_tools_carry_the_server_schema_and_an_async_callable() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider(timeout=12.5) as provider:
+        returned = await provider.connect_stdio(command, args)
+        tools = provider.list_tools()
+    assert returned == tools
+    names = [t.name for t in tools]
+    assert names == ["echo", "add", "fail", "hang", "die", "dotted_name"]
+    echo = tools[0]
+    assert isinstance(echo, Tool)
+    assert echo.description == "Return the text unchanged."
+    assert echo.schema["properties"]["text"]["type"] == "string"
+    assert echo.schema["required"] == ["text"]
+    assert echo.schema["title"] == "echoArguments"  # the server's inputSchema, verbatim
+    assert echo.to_provider()["function"]["parameters"] == echo.schema
+    assert inspect.iscoroutinefunction(echo.callable)
+    assert echo.timeout == 12.5
+    assert echo.metadata == {"mcp_server": STDIO_LABEL, "mcp_tool": "echo"}
+    dotted = tools[-1]
+    assert dotted.metadata["mcp_tool"] == "dotted.name"  # renamed for model APIs
+
+
+async def test_stdio_calls_return_text_and_structured_content() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        await provider.connect_stdio(command, args)
+        echo = await provider.acall_tool("echo", {"text": "hi"})
+        added = await provider.acall_tool("add", {"a": 40})
+        dotted = await provider.acall_tool("dotted_name")
+    assert (echo.error, echo.content, echo.data) == (None, "hi", {"result": "hi"})
+    assert (added.content, added.data) == ("42", {"result": 42})
+    assert dotted.content == "dotted ok"
+
+
+async def test_errors_become_tool_results() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        await provider.connect_stdio(command, args)
+        failed = await provider.acall_tool("fail", {"reason": "no quota"})
+        wrong_type = await provider.acall_tool("add", {"a": "forty"})
+        missing = await provider.acall_tool("add", {})
+        unknown = await provider.acall_tool("nope", {})
+        still_fine = await provider.acall_tool("echo", {"text": "ok"})
+    assert failed.error is not None and "refused: no quota" in failed.error
+    assert failed.model_text().startswith("Error: ")
+    assert wrong_type.error is not None and "'forty' is not of type 'integer'" in wrong_type.error
+    assert missing.error is not None and "'a' is a required property" in missing.error
+    assert unknown.error is not None and "unknown MCP tool 'nope'" in unknown.error
+    assert still_fine.content == "ok"
+
+
+async def test_hanging_server_times_out_and_the_session_survives() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider(timeout=0.5) as provider:
+        await provider.connect_stdio(command, args)
+        started = time.monotonic()
+        hung = await provider.acall_tool("hang", {"seconds": 30})
+        elapsed = time.monotonic() - started
+        after = await provider.acall_tool("echo", {"text": "still here"})
+        tools = {t.name: t for t in provider.list_tools()}
+        tools["hang"].timeout = 5.0  # a per-tool override
+        slow = await provider.acall_tool("hang", {"seconds": 0.8})
+    assert hung.timed_out and hung.error == "tool 'hang' timed out after 0.5s"
+    assert elapsed < 3
+    assert after.content == "still here"
+    assert slow.content == "woke up"
+
+
+async def test_server_that_exits_mid_call_gives_clear_errors() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        await provider.connect_stdio(command, args)
+        died = await provider.acall_tool("die")
+        later = await provider.acall_tool("echo", {"text": "anyone?"})
+    assert died.error is not None
+    assert f"MCP server {STDIO_LABEL} went away during the call to 'die'" in died.error
+    assert later.error is not None and STDIO_LABEL in later.error
+    assert later.content is None
+
+
+async def test_server_that_cannot_start_raises_a_connection_error() -> None:
+    command, args = stdio_args("crash")
+    async with MCPToolProvider() as provider:
+        with pytest.raises(
+            MCPConnectionError, match=re.escape(f"connect to MCP server {STDIO_LABEL}")
+        ):
+            await provider.connect_stdio(command, args)
+        with pytest.raises(MCPConnectionError, match="No such file or directory"):
+            await provider.connect_stdio("/no/such/mcp-server")
+        assert provider.list_tools() == []
+
+
+async def test_unresponsive_server_hits_the_connect_timeout() -> None:
+    silent = [sys.executable, "-c", "import time; time.sleep(30)"]
+    started = time.monotonic()
+    async with MCPToolProvider(connect_timeout=0.5) as provider:
+        with pytest.raises(MCPConnectionError, match=r"no answer within 0\.5s"):
+            await provider.connect_stdio(silent[0], silent[1:])
+    assert time.monotonic() - started < 10
+
+
+async def test_tool_name_clash_is_refused_and_prefix_resolves_it() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        await provider.connect_stdio(command, args)
+        with pytest.raises(
+            ConfigurationError, match=re.escape(f"'echo' of {STDIO_LABEL} is already taken")
+        ):
+            await provider.connect_stdio(command, args)
+        assert len(provider.list_tools()) == 6  # the refused server added nothing
+        second = await provider.connect_stdio(command, args, prefix="b_")
+        env_named = await provider.connect_stdio(command, args, env={"MCP_TEST_PREFIX": "env_"})
+        first = await provider.acall_tool("echo", {"text": "one"})
+        other = await provider.acall_tool("b_echo", {"text": "two"})
+        third = await provider.acall_tool("env_echo", {"text": "three"})
+    assert [t.name for t in second][:2] == ["b_echo", "b_add"]
+    assert second[0].metadata["mcp_tool"] == "echo"
+    assert env_named[0].name == "env_echo"  # env reached the server process
+    assert (first.content, other.content, third.content) == ("one", "two", "three")
+
+
+async def test_closed_provider_answers_with_errors() -> None:
+    command, args = stdio_args()
+    provider = MCPToolProvider()
+    tools = await provider.connect_stdio(command, args)
+    await provider.aclose()
+    await provider.aclose()  # twice is fine
+    echo = await tools[0].callable(arguments={"text": "late"})
+    assert echo.error is not None and "not connected" in echo.error
+    assert (await provider.acall_tool("echo", {"text": "x"})).error is not None
+    assert provider.list_tools() == []
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+async def test_streamable_http_and_sse(http_server: HTTPServer) -> None:
+    async with MCPToolProvider() as provider:
+        http_tools = await provider.connect_streamable_http(http_server.mcp_url)
+        sse_tools = await provider.connect_sse(http_server.sse_url, prefix="sse_")
+        over_http = await provider.acall_tool("add", {"a": 1, "b": 2})
+        over_sse = await provider.acall_tool("sse_echo", {"text": "streamed"})
+        failed = await provider.acall_tool("sse_fail", {})
+    assert http_tools[0].metadata["mcp_server"] == http_server.mcp_url
+    assert sse_tools[0].name == "sse_echo"
+    assert over_http.data == {"result": 3}
+    assert over_sse.content == "streamed"
+    assert failed.error is not None and "refused: bad input" in failed.error
+
+
+async def test_http_timeout_cancels_the_call(http_server: HTTPServer) -> None:
+    async with MCPToolProvider(timeout=0.5) as provider:
+        await provider.connect_streamable_http(http_server.mcp_url)
+        hung = await provider.acall_tool("hang", {"seconds": 30})
+        after = await provider.acall_tool("echo", {"text": "alive"})
+    assert hung.timed_out
+    assert after.content == "alive"
+
+
+async def test_secured_server_refuses_without_a_token(secured_server: HTTPServer) -> None:
+    async with MCPToolProvider() as provider:
+        with pytest.raises(MCPConnectionError, match="HTTP 401 Unauthorized"):
+            await provider.connect_streamable_http(secured_server.mcp_url)
+        with pytest.raises(MCPConnectionError, match="401"):
+            await provider.connect_sse(secured_server.sse_url)
+        wrong = httpx.AsyncClient(headers={"Authorization": "Bearer wrong-token-123"})
+        with pytest.raises(MCPConnectionError) as info:
+            await provider.connect_streamable_http(secured_server.mcp_url, http_client=wrong)
+        await wrong.aclose()
+    assert "wrong-token-123" not in str(info.value)
+
+
+@pytest.mark.parametrize("transport", ["streamable_http", "sse"])
+async def test_custom_httpx_client_authenticates(
+    secured_server: HTTPServer, transport: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    client = httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+    url = secured_server.mcp_url if transport == "streamable_http" else secured_server.sse_url
+    async with MCPToolProvider() as provider:
+        connect = getattr(provider, f"connect_{transport}")
+        tools = await connect(url, http_client=client)
+        desk, store = _desk(
+            call_tools(("echo", {"text": "authorized"}), ("fail", {})), reply("done")
+        )
+        report = await desk.arun(Worker(name="w", tools=tools), Job(input="go"))
+        text = repr(provider) + repr(tools) + str([t.metadata for t in tools])
+    assert not client.is_closed  # the user's client stays theirs
+    await client.aclose()
+    assert report.status == "completed", report.errors
+    results = {c.name: c.result for c in report.tool_calls}
+    assert results["echo"] is not None and results["echo"].content == "authorized"
+    dumped = report.model_dump_json() + str(store.get_events(report.run_id)) + text
+    assert TOKEN not in dumped
+    assert TOKEN not in caplog.text
+
+
+async def test_headers_argument_and_httpx2_client(secured_server: HTTPServer) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    client2 = httpx2.AsyncClient(headers=auth)
+    async with MCPToolProvider() as provider:
+        await provider.connect_streamable_http(secured_server.mcp_url, headers=auth)
+        await provider.connect_sse(secured_server.sse_url, http_client=client2, prefix="s_")
+        first = await provider.acall_tool("echo", {"text": "headers"})
+        second = await provider.acall_tool("s_echo", {"text": "httpx2"})
+    await client2.aclose()
+    assert (first.content, second.content) == ("headers", "httpx2")
+
+
+async def test_http_server_that_dies_mid_call(own_http_server: HTTPServer) -> None:
+    async with MCPToolProvider(timeout=10) as provider:
+        await provider.connect_streamable_http(own_http_server.mcp_url)
+        died = await provider.acall_tool("die")
+        later = await provider.acall_tool("echo", {"text": "gone"})
+    assert died.error is not None and "went away during the call to 'die'" in died.error
+    assert later.error is not None
+    assert own_http_server.process.wait(timeout=5) == 3
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+async def test_worker_calls_an_mcp_tool_through_the_desk() -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        await provider.connect_stdio(command, args)
+        desk, store = _desk(call_tool("echo", text="hi"), reply("done"))
+        report = await desk.arun(Worker(name="w", tools=provider.list_tools()), Job(input="go"))
+    assert report.status == "completed", report.errors
+    assert report.content == "done"
+    (call,) = report.tool_calls
+    assert call.name == "echo" and call.result is not None and call.result.content == "hi"
+    types = [e.type for e in store.get_events(report.run_id)]
+    assert "tool.started" in types and "tool.completed" in types
+    tool_message = [m for m in report.messages if m.role == "tool"]
+    assert tool_message[0].content == "hi"
+
+
+def test_sync_desk_run_forwards_calls_to_the_connecting_loop() -> None:
+    """A provider living on a loop in another thread serves ``desk.run`` (deskwork's own loop)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    provider = MCPToolProvider()
+    command, args = stdio_args()
+    try:
+        asyncio.run_coroutine_threadsafe(provider.connect_stdio(command, args), loop).result(20)
+        desk, _ = _desk(call_tool("echo", text="from sync"), reply("done"))
+        report = desk.run(Worker(name="w", tools=provider.list_tools()), Job(input="go"))
+        asyncio.run_coroutine_threadsafe(provider.aclose(), loop).result(20)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+    assert report.status == "completed", report.errors
+    assert report.tool_calls[0].result is not None
+    assert report.tool_calls[0].result.content == "from sync"
+
+
+def test_tools_of_a_finished_loop_fail_clearly() -> None:
+    provider = MCPToolProvider()
+    command, args = stdio_args()
+    asyncio.run(provider.connect_stdio(command, args))  # that loop ends here
+    desk, _ = _desk(call_tool("echo", text="x"), reply("done"))
+    report = desk.run(Worker(name="w", tools=provider.list_tools()), Job(input="go"))
+    asyncio.run(provider.aclose())
+    assert report.status == "completed", report.errors
+    result = report.tool_calls[0].result
+    assert result is not None and result.error is not None
+    assert "connected on an event loop that is not running" in result.error
+
+
+async def test_worker_survives_crash_and_hang_of_mcp_servers(http_server: HTTPServer) -> None:
+    command, args = stdio_args()
+    async with MCPToolProvider(timeout=0.5) as provider:
+        await provider.connect_stdio(command, args)
+        await provider.connect_streamable_http(http_server.mcp_url, prefix="web_")
+        desk, _ = _desk(
+            call_tools(("hang", {"seconds": 30}), ("web_echo", {"text": "parallel"})),
+            call_tool("die"),
+            call_tool("echo", text="after crash"),
+            reply("survived"),
+        )
+        report = await desk.arun(Worker(name="w", tools=provider.list_tools()), Job(input="go"))
+    assert report.status == "completed", report.errors
+    assert report.content == "survived"
+    results = [c.result for c in report.tool_calls]
+    assert all(r is not None for r in results)
+    hang, web, die, echo = (r for r in results if r is not None)
+    assert hang.timed_out and web.content == "parallel"
+    assert die.error is not None and "went away" in die.error
+    assert echo.error is not None and STDIO_LABEL in echo.error
