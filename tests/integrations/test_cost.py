@@ -121,10 +121,6 @@ def test_unknown_model_has_no_cost_and_failures_have_no_secrets(
     assert KEY not in str(store.get_events(failed.run_id)) + failed.model_dump_json()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="streamed replies carry tokens but no cost: the stream path never prices its usage",
-)
 def test_streamed_calls_are_priced_too(server: OpenAICompatServer) -> None:
     server.enqueue(ServerReply.text("Hello there!", usage=USAGE))
     store = InMemoryRunStore()

@@ -84,6 +84,8 @@ class StreamChunk:
     usage: dict[str, int] | None = None
     finish_reason: str | None = None
     thinking_blocks: list[dict[str, Any]] | None = None
+    cost: float | None = None
+    """USD cost of the whole call, when the adapter can price it (usually on the last chunk)."""
 
 
 ModelResult = ModelResponse | AsyncIterator[StreamChunk]
@@ -122,6 +124,7 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
     calls: dict[int, dict[str, Any]] = {}
     usage: dict[str, int] = {}
     finish: str | None = None
+    cost: float | None = None
     blocks: list[dict[str, Any]] = []
     for chunk in chunks:
         if chunk.content:
@@ -137,6 +140,7 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
             slot["arguments"].append(delta.arguments)
         usage = chunk.usage or usage
         finish = chunk.finish_reason or finish
+        cost = chunk.cost if chunk.cost is not None else cost
     tool_calls = [
         parse_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
         for index, slot in sorted(calls.items())
@@ -147,6 +151,7 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
         thinking_blocks=blocks or None,
         tool_calls=tool_calls,
         usage=usage,
+        cost=cost,
         model=model,
         finish_reason=finish,
     )

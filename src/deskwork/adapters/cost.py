@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["calculate_cost", "get_model_pricing"]
+__all__ = ["calculate_cost", "cost_from_usage", "get_model_pricing"]
 
 
 def calculate_cost(response: Any) -> float | None:
@@ -21,6 +21,25 @@ def calculate_cost(response: Any) -> float | None:
         return float(litellm.completion_cost(completion_response=response))
     except Exception:
         return None
+
+
+def cost_from_usage(model: str, usage: dict[str, int]) -> float | None:
+    """USD cost of ``usage`` (prompt/completion tokens) on ``model``; ``None`` if unpriced.
+
+    Used for streamed replies, which carry token counts but no priced response object.
+    """
+    litellm: Any = sys.modules.get("litellm")
+    if litellm is None or not usage:
+        return None
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+        )
+    except Exception:
+        return None
+    return float(prompt) + float(completion)
 
 
 def get_model_pricing(model: str) -> dict[str, Any] | None:

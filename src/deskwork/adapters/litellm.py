@@ -26,7 +26,7 @@ from deskwork.adapters.base import (
     parse_structured,
     parse_tool_call,
 )
-from deskwork.adapters.cost import calculate_cost
+from deskwork.adapters.cost import calculate_cost, cost_from_usage
 
 __all__ = ["LiteLLMAdapter", "import_litellm"]
 
@@ -156,7 +156,7 @@ class LiteLLMAdapter(BaseModelAdapter):
             params["stream"] = True
             params["stream_options"] = stream_options or {"include_usage": True}
             response = await self._litellm.acompletion(**params)
-            return _chunks(response)
+            return _chunks(response, model)
         return _to_response(await self._litellm.acompletion(**params), model)
 
     def complete(self, **kwargs: Any) -> ModelResponse:
@@ -306,7 +306,7 @@ def _to_response(response: Any, model: str) -> ModelResponse:
     )
 
 
-async def _chunks(stream: Any) -> AsyncIterator[StreamChunk]:
+async def _chunks(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
     async for chunk in stream:
         choice = (_get(chunk, "choices") or [None])[0]
         delta = _get(choice, "delta") or {}
@@ -327,4 +327,5 @@ async def _chunks(stream: Any) -> AsyncIterator[StreamChunk]:
             usage=usage,
             finish_reason=_get(choice, "finish_reason"),
             thinking_blocks=_get(delta, "thinking_blocks") or None,
+            cost=cost_from_usage(model, usage) if usage else None,
         )
