@@ -63,8 +63,18 @@ def _close_runners() -> None:
         with contextlib.suppress(Exception):  # best effort at interpreter exit
             for hook in _shutdown_hooks:
                 loop.run_until_complete(_await(hook()))
+            _cancel_pending(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel and drain tasks left on ``loop`` (as ``asyncio.run`` does before closing)."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 async def _await(awaitable: Awaitable[None]) -> None:

@@ -6,6 +6,7 @@ never reaches for the network.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -47,6 +48,25 @@ def import_litellm() -> Any:
             on_shutdown(shutdown_litellm)
             _done = True
     return litellm
+
+
+_adopted: set[asyncio.Task[Any]] = set()
+
+
+def _adopt_logging_task() -> None:
+    """Keep LiteLLM's logging task of another loop referenced.
+
+    LiteLLM restarts its logging worker on whichever loop calls it next and forgets the old
+    task; unreferenced, that pending task is destroyed by the GC with a warning. Referenced,
+    it is cancelled cleanly when its loop closes (the sync bridge does that at exit).
+    """
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    task = getattr(GLOBAL_LOGGING_WORKER, "_worker_task", None)
+    running = asyncio.get_running_loop()
+    if isinstance(task, asyncio.Task) and not task.done() and task.get_loop() is not running:
+        _adopted.add(task)
+        task.add_done_callback(_adopted.discard)
 
 
 async def shutdown_litellm() -> None:
@@ -152,6 +172,8 @@ class LiteLLMAdapter(BaseModelAdapter):
             max_tokens=max_tokens, thinking=thinking, drop_params=drop_params,
             extra_body=extra_body, num_retries=num_retries, **kwargs,
         )  # fmt: skip
+        with contextlib.suppress(Exception):  # hardening only; never fails a call
+            _adopt_logging_task()
         if stream:
             params["stream"] = True
             params["stream_options"] = stream_options or {"include_usage": True}
