@@ -28,7 +28,9 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/core.py
+	$(BIN)/python bench/parallel.py
+	$(BIN)/python bench/realtime.py
 
 clean:
 	rm -rf $(VENV) .deskwork .pytest_cache .mypy_cache .ruff_cache
