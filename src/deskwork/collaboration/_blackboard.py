@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -308,8 +308,8 @@ class Blackboard:
         return {"version": _STATE_VERSION, "entries": entries}
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any]) -> Blackboard:
-        """Build a new board from the output of ``to_state``.
+    def from_state(cls, state: Mapping[str, Any]) -> Self:
+        """Build a new board (of this class) from the output of ``to_state``.
 
         Raises:
             ValueError: ``state`` is not a board state.

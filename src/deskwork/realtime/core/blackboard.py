@@ -202,17 +202,6 @@ class Blackboard(_SharedBlackboard):
             raise ValueError(f"unknown Blackboard containers: {sorted(unknown)}")
         return cls(**data)
 
-    @classmethod
-    def from_state(cls, state: Mapping[str, Any]) -> Blackboard:
-        """Build a board from ``to_state()`` output (for example after a restart).
-
-        Raises:
-            ValueError: ``state`` is not a board state.
-        """
-        board = cls()
-        board.restore(state)
-        return board
-
     def frozen_copy(self) -> Blackboard:
         """Return a read-only copy of this board (what agents read during a phase).
 
