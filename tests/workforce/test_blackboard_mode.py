@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from wfkit import Model, assert_metrics_match_llm_events, deploy, make_desk, types, worker
@@ -79,3 +80,38 @@ def test_default_channel_and_blackboard_are_created() -> None:
     wf = Workforce([worker("a")])
     assert wf.channel is not None and wf.blackboard is not None
     assert wf.channel is not Workforce([worker("a")]).channel
+
+
+async def test_concurrent_runs_never_mix_entries_on_the_shared_board() -> None:
+    model = Model(latency=0.02)
+    wf = Workforce([worker("a"), worker("b")], mode="blackboard", name="bb", max_rounds=2)
+    desk = make_desk(model)
+    first, second = await asyncio.gather(
+        desk.arun(wf, Job(input="P1")), desk.arun(wf, Job(input="P2"))
+    )
+
+    assert first.status == "completed"
+    assert second.status == "failed" and "in use by another run" in second.errors[0]
+    prompts = [str(messages[-1]["content"]) for _, messages, _ in model.seen]
+    assert prompts and all("P1" in p and "P2" not in p for p in prompts)
+    again = await desk.arun(wf, Job(input="P3"))
+    assert again.status == "completed"
+
+
+async def test_resume_keeps_keys_written_to_the_shared_board_after_the_pause() -> None:
+    board = Blackboard()
+    board.write("notes", "before", author="someone")
+    model = Model(coord=[pick("researcher")], researcher=[call_tool("deploy", target="prod")])
+    desk = make_desk(model)
+    wf = board_team(board)
+    paused = await desk.arun(wf, Job(input="question"))
+    assert paused.status == "paused"
+    board.write("notes", "after", author="someone")
+    board.write("other", 1, author="someone")
+    board.write("private:critic", [], author="another-run")
+
+    done = await desk.aresume(paused, True)
+    assert done.status == "completed"
+    assert board.read("notes") == "after" and board.read("other") == 1
+    assert not board.exists("private:critic")
+    assert [e.author for e in BoardView(board).public][:2] == ["user", "researcher"]

@@ -110,6 +110,18 @@ async def test_allowlist_is_enforced_for_tools_from_the_job_override() -> None:
     assert [h.payload["to"] for h in of_type(report, "workforce.handoff")] == ["reviewer"]
 
 
+async def test_an_empty_allowlist_allows_no_target() -> None:
+    model = Model(coder=[handoff("reviewer"), "on my own"])
+    report = await make_desk(model).arun(
+        swarm(coder(transfer_to_agent_tool([])), worker("reviewer")), Job(input="go")
+    )
+
+    assert report.status == "completed" and report.content == "on my own"
+    assert model.order() == ["coder", "coder"]
+    assert not of_type(report, "workforce.handoff")
+    assert of_type(report, "workforce.warning")[0].payload["target"] == "reviewer"
+
+
 async def test_exceeding_max_handoffs_fails_the_run() -> None:
     tool = transfer_to_agent_tool()
     model = Model(a=[handoff("b"), handoff("b")], b=[handoff("a")])

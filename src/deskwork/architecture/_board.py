@@ -109,8 +109,28 @@ class Blackboard:
         """Remove the public entries and every scratchpad (other keys stay)."""
         keys = self.board.keys()  # a list copy: deleting while looping is safe
         for key in keys:
-            if key == self.PUBLIC_KEY or key.startswith(self.PRIVATE_PREFIX):
+            if self._is_view_key(key):
                 self.board.delete(key)
+
+    def load(self, state: Mapping[str, Any]) -> None:
+        """Put a saved board (``to_state()`` output) back for a resumed run.
+
+        The saved public entries and scratchpads replace the board's (scratchpads the save did
+        not have are removed). Other saved keys are only added where the board lacks them, so
+        values written to the shared board since the save are kept.
+
+        Raises:
+            ValueError: ``state`` is not a board state; the board is then unchanged.
+        """
+        saved = SharedBoard.from_state(state).to_state()["entries"]
+        live = self.board.to_state()
+        kept = [e for e in live["entries"] if not self._is_view_key(e["key"])]
+        present = {e["key"] for e in kept}
+        added = [e for e in saved if self._is_view_key(e["key"]) or e["key"] not in present]
+        self.board.restore({**live, "entries": kept + added})
+
+    def _is_view_key(self, key: str) -> bool:
+        return key == self.PUBLIC_KEY or key.startswith(self.PRIVATE_PREFIX)
 
     def final_entry(self) -> BlackboardEntry | None:
         """The last ``answer`` entry, else the last ``contribution``, else ``None``."""

@@ -30,7 +30,8 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -220,8 +221,8 @@ class BlackboardArchitecture:
             decider_instructions: System text for the decider (default
                 ``DEFAULT_DECIDER_INSTRUCTIONS``).
             name: Runner name (events' source; how a paused run finds the runner again).
-            board: Keep the entries on this shared board (reset at the start of each run);
-                a new board per run if omitted.
+            board: Keep the entries on this shared board (reset at the start of each run;
+                one executing run at a time); a new board per run if omitted.
 
         Raises:
             ConfigurationError: no agents or a negative ``max_rounds``.
@@ -248,7 +249,17 @@ class BlackboardArchitecture:
         return workers
 
     async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
-        """Post the problem, run the rounds, then decide."""
+        """Post the problem, run the rounds, then decide.
+
+        A shared ``board`` runs one run at a time: a run started while another is executing on
+        the same board fails (it would reset and mix the other run's entries).
+        """
+        with _claim(self.board) as claimed:
+            if not claimed:
+                return composite_failure(self, config, job, _BOARD_BUSY)
+            return await self._start(config, job)
+
+    async def _start(self, config: RunConfig, job: Job) -> Outcome:
         view = Blackboard(self.board)
         view.reset()
         view.post("user", task_text(job.input), kind="problem")
@@ -261,6 +272,14 @@ class BlackboardArchitecture:
     ) -> tuple[Report, RunState]:
         """Restore the board, continue the paused member, then the remaining rounds."""
         job = job or Job.from_state(state.job)
+        with _claim(self.board) as claimed:
+            if not claimed:
+                return composite_failure(self, config, job, _BOARD_BUSY)
+            return await self._continue(config, job, state, decision)
+
+    async def _continue(
+        self, config: RunConfig, job: Job, state: RunState, decision: Any
+    ) -> Outcome:
         restored = self._restore(config, job, state, decision)
         if isinstance(restored, str):
             return composite_failure(self, config, job, restored)
@@ -411,14 +430,12 @@ class BlackboardArchitecture:
         known = _PHASES.get(phase) if isinstance(phase, str) else None
         if known is None or not self._knows(known, member):
             return f"cannot resume {phase!r} {member!r}: not part of blackboard {self.name!r}"
+        view = Blackboard(self.board)
         try:
-            board = SharedBoard.from_state(payload.get("board") or {})
+            view.load(payload.get("board") or {})
         except ValueError as exc:
             return f"invalid stored board: {exc}"
-        if self.board is not None:
-            self.board.restore(board.to_state())
-            board = self.board
-        run = BoardRun(config, job, Blackboard(board), number, dict(payload.get("metrics") or {}))
+        run = BoardRun(config, job, view, number, dict(payload.get("metrics") or {}))
         instruction = payload.get("instruction")
         return run, Pending(known, member, instruction, Resume(child, decision))
 
@@ -450,6 +467,32 @@ class BlackboardArchitecture:
             "decider": self.decider.name if self.decider else None,
             "max_rounds": self.max_rounds,
         }
+
+
+_BOARD_BUSY = "the shared blackboard is in use by another run; give concurrent runs their own board"
+_busy_lock = threading.Lock()
+_busy_boards: set[int] = set()
+"""``id()`` of the shared boards a run is executing on (alive while listed: the run holds it)."""
+
+
+@contextlib.contextmanager
+def _claim(board: SharedBoard | None) -> Iterator[bool]:
+    """Hold ``board`` for one executing run; yields ``False`` if another run holds it."""
+    if board is None:
+        yield True
+        return
+    with _busy_lock:
+        if id(board) in _busy_boards:
+            claimed = False
+        else:
+            claimed = True
+            _busy_boards.add(id(board))
+    try:
+        yield claimed
+    finally:
+        if claimed:
+            with _busy_lock:
+                _busy_boards.discard(id(board))
 
 
 def interpret(report: Report, agents: list[str]) -> RoundDecision:

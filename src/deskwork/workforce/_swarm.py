@@ -174,7 +174,7 @@ def check_handoff(
         return Rejected(None, f"{call.name} needs an agent_name (a member of the workforce)")
     tool = resolve_tools(worker, job).get(call.name)
     allowlist = tool.metadata.get("available_agents") if tool is not None else None
-    if allowlist and target not in allowlist:
+    if allowlist is not None and target not in allowlist:  # [] allows no target
         return Rejected(target, f"agent {target!r} is not allowed; choose one of {allowlist}")
     member = wf.get_worker(target)
     if member is None:
