@@ -79,6 +79,35 @@ async def test_agents_of_a_phase_read_the_same_snapshot() -> None:
     assert board.get_var("phase") == "closing"
 
 
+async def test_an_agent_changing_its_context_does_not_change_what_others_see() -> None:
+    seen: list[tuple[object, object, int]] = []
+
+    def meddles(ctx: AgentContext) -> AgentResponse:
+        ctx.shared_state["injected"] = True
+        ctx.trigger_metadata["keyword"] = "hijacked"
+        ctx.recent_segments.clear()
+        return AgentResponse()
+
+    def reads(ctx: AgentContext) -> AgentResponse:
+        seen.append(
+            (
+                ctx.shared_state.get("injected"),
+                ctx.trigger_metadata.get("keyword"),
+                len(ctx.recent_segments),
+            )
+        )
+        return AgentResponse()
+
+    engine = engine_with(
+        ScriptAgent("meddler", response=meddles), ScriptAgent("reader", response=reads, delay=0.01)
+    )
+    context = make_context()
+    await engine.process_turn(context, trigger_metadata={"keyword": "price"})
+    assert seen == [(None, "price", 1)]
+    assert len(context.recent_segments) == 1
+    assert "injected" not in context.shared_state
+
+
 # ----------------------------------------------------------------- priority merge
 
 

@@ -109,3 +109,17 @@ async def test_tracer_keeps_concurrent_turns_apart(
     assert all(len(t["phases"][0]["agents_run"]) == 1 for t in traces)
     assert sorted(seen_turns) == sorted(t["turn_id"] for t in traces)  # type: ignore[type-var]
     assert current_turn_id() is None
+
+
+async def test_tracer_keeps_no_secret_in_its_traces(
+    tracer: tuple[StructuredLogTracer, ListHandler],
+) -> None:
+    trace_handler, _ = tracer
+    engine = AgentEngine(adapter=ScriptedAdapter(), callbacks=[trace_handler])
+    engine.register_agent(ScriptAgent("broken", error=RuntimeError("api_key=sk-secretsecret123")))
+    await engine.process_turn(make_context())
+    trace = trace_handler.last_trace
+    assert trace is not None
+    [failed] = trace["phases"][0]["agents_failed"]
+    assert failed["error"].startswith("RuntimeError: ")
+    assert "sk-secretsecret123" not in json.dumps(list(trace_handler.traces))

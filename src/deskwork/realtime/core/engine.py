@@ -26,6 +26,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from deskwork.collaboration._blackboard import copy_json
 from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
@@ -318,9 +319,17 @@ class AgentEngine:
         if not selected:
             return []
         await notifier.phase_started(turn, record, selected)
-        context = self._agent_context(turn, snapshot, phase, trigger_events)
         outcomes = await asyncio.gather(
-            *(self._run_agent(turn, notifier, phase, agent, context) for agent in selected)
+            *(
+                self._run_agent(
+                    turn,
+                    notifier,
+                    phase,
+                    agent,
+                    self._agent_context(turn, snapshot, phase, trigger_events),
+                )
+                for agent in selected
+            )
         )
         emitted = self._merge(turn, record, list(zip(selected, outcomes, strict=True)))
         record.duration_ms = (time.perf_counter() - started) * 1000
@@ -381,20 +390,25 @@ class AgentEngine:
     def _agent_context(
         self, turn: Turn, snapshot: Blackboard, phase: int, trigger_events: list[str]
     ) -> AgentContext:
-        """The (shared, read-only) context agents of a phase receive."""
+        """The context one agent of a phase receives: its own copy, over the shared snapshot.
+
+        Each agent gets its own containers (the snapshot's reads are copies too), so an agent
+        that changes its context cannot change what the other agents of the phase or the
+        host see.
+        """
         host = turn.context
         memory = {f"memory_{agent_id}": mem for agent_id, mem in snapshot.memory.items()}
-        metadata = dict(host.trigger_metadata)
+        metadata = copy_json(host.trigger_metadata)
         if phase > 1:
-            metadata["trigger_events"] = trigger_events
+            metadata["trigger_events"] = list(trigger_events)
         return host.model_copy(
             update={
                 "blackboard": snapshot,
-                "shared_state": {**host.shared_state, **snapshot.variables, **memory},
+                "shared_state": {**copy_json(host.shared_state), **snapshot.variables, **memory},
                 "trigger_type": _phase_trigger(turn, phase),
                 "trigger_metadata": metadata,
                 "phase": phase,
-                "recent_segments": list(host.recent_segments),
+                "recent_segments": [s.model_copy() for s in host.recent_segments],
                 "rag_docs": list(host.rag_docs),
             }
         )

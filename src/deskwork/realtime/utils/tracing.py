@@ -22,6 +22,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from deskwork.logging import StructuredLogger, get_logger
+from deskwork.realtime.core._notify import describe_error
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, current_turn_id
 from deskwork.utils import utc_now
 
@@ -150,7 +151,7 @@ class StructuredLogTracer(AgentCallbackHandler):
     async def on_agent_error(self, agent_name: str, error: BaseException) -> None:
         """Record and log ``realtime.agent.failed`` (warning level)."""
         turn_id, trace = self._trace()
-        message = f"{type(error).__name__}: {error}"
+        message = describe_error(error)  # redacted: the trace is kept and handed out
         self._phase(trace)["agents_failed"].append({"agent": agent_name, "error": message})
         self.logger.warning(
             "realtime.agent.failed", turn_id=turn_id, agent=agent_name, error=message
