@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 __all__ = ["encode_file", "new_id", "to_jsonable", "utc_now"]
 
@@ -42,7 +43,10 @@ def to_jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+        try:
+            return value.model_dump(mode="json")
+        except PydanticSerializationError:  # a field JSON cannot hold: convert field by field
+            return to_jsonable(value.model_dump())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_jsonable(dataclasses.asdict(value))
     if isinstance(value, dict):

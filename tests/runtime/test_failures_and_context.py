@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from deskwork import ContextLimitError, Desk, Job, Message, Report, RunState, Worker
 from deskwork.runtime import RunConfig
@@ -201,6 +201,25 @@ def test_proactive_compaction_does_not_use_the_reactive_budget(tmp_path: Path) -
     assert record.state.payload["reactive_attempts"] == 0
 
 
+def test_repeated_compaction_folds_earlier_summaries_in() -> None:
+    @tool()
+    def t() -> str:
+        return "r"
+
+    turns = [reply("S1"), call_tool("t"), reply("S2"), call_tool("t"), reply("S3"), reply("ok")]
+    adapter = ScriptedAdapter(turns)
+    desk = Desk(model=MODEL, adapter=adapter, run_store=InMemoryRunStore(), max_context_messages=3)
+    report = desk.run(Worker(name="w", tools=[t]), Job(input="q", initial_messages=_history(6)))
+    assert report.status == "completed" and report.content == "ok"
+    # each new summary is written from the previous one, which it replaces: history stays
+    # bounded instead of growing by one summary message per compaction
+    assert "S1" in adapter.calls[2]["messages"][0]["content"]
+    assert "S2" in adapter.calls[4]["messages"][0]["content"]
+    final = adapter.calls[-1]["messages"]
+    summaries = [m for m in final if m["role"] == "system"]
+    assert len(summaries) == 1 and "S3" in summaries[0]["content"]
+
+
 def test_compaction_keeps_tool_call_groups_together() -> None:
     from deskwork import ToolCall
 
@@ -309,6 +328,44 @@ def test_tool_values_json_cannot_hold_are_stored_as_text(tmp_path: Path) -> None
     assert stored[1] is not None and stored[1].data == {"x": 1, "y": 2}
     assert stored[2] is not None and stored[2].data == {"thing": "an opaque thing"}
     assert session.run("again").content == "2"
+
+
+class OpaqueOutput(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    thing: Opaque
+
+
+class OpaqueRunner:
+    """A runner whose structured output holds a value JSON cannot hold."""
+
+    name = "opaque"
+    runner_type = "custom"
+
+    async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
+        data = OpaqueOutput(thing=Opaque())
+        state = RunState(
+            run_id=config.run_id,
+            status="completed",
+            runner_type=self.runner_type,
+            runner_name=self.name,
+            job=job.to_state(),
+        )
+        return Report(run_id=config.run_id, status="completed", content="ok", data=data), state
+
+    async def aresume(
+        self, config: RunConfig, state: RunState, decision: Any, job: Job | None = None
+    ) -> tuple[Report, RunState]:
+        raise NotImplementedError
+
+
+def test_output_data_json_cannot_hold_is_stored_as_text(tmp_path: Path) -> None:
+    desk = Desk(model=MODEL, adapter=ScriptedAdapter(), storage_dir=tmp_path)
+    report = desk.run(OpaqueRunner(), Job(input="go"))
+    assert report.status == "completed" and isinstance(report.data, OpaqueOutput)
+    record = desk.run_store.get_run(report.run_id)
+    assert record is not None and record.status == "completed"
+    assert record.output_json == {"thing": "an opaque thing"}
 
 
 async def test_cancelling_a_run_marks_it_failed(tmp_path: Path) -> None:

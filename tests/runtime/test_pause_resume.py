@@ -261,6 +261,33 @@ def test_runner_not_registered_in_a_new_desk(tmp_path: Path) -> None:
     assert done.status == "completed" and done.content == "finished" and log == ["delete:z"]
 
 
+def test_resume_that_fails_to_start_keeps_the_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log: list[str] = []
+    tools = _counting_tools(log)
+    first = Desk(
+        model=MODEL, adapter=ScriptedAdapter([call_tool("delete", path="z")]), storage_dir=tmp_path
+    )
+    paused = first.run(Worker(name="Ops", tools=tools), Job(input="go"))
+    # a new process whose default adapter cannot be built (say, a missing extra)
+    from deskwork.adapters import litellm
+
+    def broken(self: Any, **kwargs: Any) -> None:
+        raise ImportError("litellm is not installed")
+
+    monkeypatch.setattr(litellm.LiteLLMAdapter, "__init__", broken)
+    second = Desk(model=MODEL, storage_dir=tmp_path)
+    second.register(Worker(name="Ops", tools=tools))
+    with pytest.raises(ImportError):
+        second.resume(paused.run_id, True)
+    record = second.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "paused"  # not stuck in "running"
+    third = Desk(model=MODEL, adapter=ScriptedAdapter([reply("finished")]), storage_dir=tmp_path)
+    done = third.resume(paused.run_id, True, runner=Worker(name="Ops", tools=tools))
+    assert done.status == "completed" and log == ["delete:z"]
+
+
 async def test_sync_run_and_resume_inside_a_running_loop_raise() -> None:
     desk = _desk(reply("x"))
     with pytest.raises(EventLoopRunningError, match="arun"):

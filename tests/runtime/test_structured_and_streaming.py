@@ -70,6 +70,17 @@ def test_invalid_then_valid_output_retries_with_the_error() -> None:
     assert report.metrics["llm_calls"] == 1  # one structured call from the worker's view
 
 
+def test_structured_retries_add_up_cost_like_usage() -> None:
+    desk, _ = _desk(
+        Turn(content="not json", usage={"total_tokens": 5}, cost=0.25),
+        Turn(content='{"title": "t", "score": 1}', usage={"total_tokens": 7}, cost=0.5),
+    )
+    report = desk.run(Worker(name="w"), Job(input="x", response_schema=Result))
+    assert report.status == "completed"
+    assert report.metrics["total_tokens"] == 12
+    assert report.metrics["cost"] == 0.75  # both calls were paid for
+
+
 def test_invalid_output_after_retries_fails_and_retries_are_clamped_to_three() -> None:
     for configured, expected_attempts in ((0, 4), (1, 4), (5, 6)):
         adapter = ScriptedAdapter(default=reply('{"title": "missing score"}'))

@@ -347,3 +347,28 @@ async def test_execute_tool_inside_a_running_loop_raises() -> None:
 
     with pytest.raises(EventLoopRunningError):
         execute_tool(f, _call("f"))
+
+
+async def test_cancelling_the_caller_cancels_the_tool_under_a_cancel_event() -> None:
+    started = asyncio.Event()
+    cancelled: list[bool] = []
+
+    @tool()
+    async def long_task() -> str:
+        started.set()
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "done"
+
+    caller = asyncio.ensure_future(
+        aexecute_tool(long_task, _call("long_task"), cancel_event=asyncio.Event())
+    )
+    await started.wait()
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await asyncio.sleep(0.01)
+    assert cancelled == [True]  # the tool's task was not left running on its own

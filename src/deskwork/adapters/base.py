@@ -251,6 +251,7 @@ class BaseModelAdapter(ABC):
         else:
             history.append({"role": "system", "content": _schema_instruction(json_schema)})
         usage: dict[str, int] = {}
+        cost: float | None = None
         last_error = "no attempt made"
         for _ in range(1 + max(retries, MIN_STRUCTURED_RETRIES)):
             result = await self.acomplete(
@@ -265,6 +266,8 @@ class BaseModelAdapter(ABC):
                 else assemble_stream([c async for c in result])
             )
             usage = _add_usage(usage, response.usage)
+            if response.cost is not None:
+                cost = (cost or 0.0) + response.cost
             try:
                 parsed = parse_structured(response.content, response_schema)
             except (ValidationError, ValueError) as exc:
@@ -272,7 +275,7 @@ class BaseModelAdapter(ABC):
                 history.append({"role": "assistant", "content": response.content or ""})
                 history.append({"role": "user", "content": _retry_instruction(last_error)})
                 continue
-            return response.model_copy(update={"parsed": parsed, "usage": usage})
+            return response.model_copy(update={"parsed": parsed, "usage": usage, "cost": cost})
         raise StructuredOutputError(f"structured output failed validation: {last_error}")
 
     def structured_complete(self, **kwargs: Any) -> ModelResponse:

@@ -75,7 +75,13 @@ def _split(
     # never start the kept tail with tool results: include the call that produced them
     while start > head_end and messages[start].role == "tool":
         start -= 1
-    return messages[:head_end], messages[head_end:start], messages[start:]
+    if start == head_end:
+        return messages[:head_end], [], messages[start:]
+    # an earlier summary is summarized again with the new messages (not kept beside the
+    # new summary), so history stays bounded however often it is compacted
+    head = [m for m in messages[:head_end] if m.metadata.get("deskwork") != SUMMARY_MARKER]
+    earlier = [m for m in messages[:head_end] if m.metadata.get("deskwork") == SUMMARY_MARKER]
+    return head, [*earlier, *messages[head_end:start]], messages[start:]
 
 
 def _render(messages: list[Message]) -> str:

@@ -263,12 +263,15 @@ class Desk:
                 " not registered on this desk; pass runner=... or call desk.register(...)"
             )
         self.register(runner)
+        # everything that can fail comes before the claim: a resume that cannot start
+        # leaves the run paused (resumable), never stuck in "running"
+        events: list[Event] = []
+        config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
+        job = self._live_jobs.get(run_id) or Job.from_state(state.job)
         if not self.run_store.claim_paused(run_id):
             return _failed(run_id, [f"run {run_id} is no longer paused (resumed elsewhere?)"])
-        events = self.run_store.get_events(run_id)
-        config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
+        events.extend(self.run_store.get_events(run_id))
         config.events = events
-        job = self._live_jobs.get(run_id) or Job.from_state(state.job)
         live = self._live_states.pop(run_id, None)
         if live is not None and _stored_state(live) == state:
             state = live  # this process paused it: resume with the unredacted state

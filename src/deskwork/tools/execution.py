@@ -149,6 +149,9 @@ async def _await_task(
     waiter = asyncio.ensure_future(cancel_event.wait())
     try:
         done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when="FIRST_COMPLETED")
+    except asyncio.CancelledError:
+        task.cancel()  # asyncio.wait does not cancel what it waits for
+        raise
     finally:
         waiter.cancel()
     if task in done:
