@@ -26,6 +26,7 @@ def list_runs(storage_dir: str, limit: int = 20) -> int:
     if store is None:
         return 1
     records = store.list_runs(limit)
+    store.close()
     if not records:
         print("no runs yet")
         return 0
@@ -64,6 +65,8 @@ def show_run(storage_dir: str, run_id: str) -> int:
     if record.output is not None:
         print(f"\noutput: {record.output}")
     print("\nevents:")
-    for event in store.get_events(run_id):
+    events = store.get_events(run_id)
+    store.close()
+    for event in events:
         print(f"  {event.timestamp.strftime('%H:%M:%S.%f')[:-3]} {event.type:<28} {event.source}")
     return 0

@@ -5,6 +5,8 @@ event stream, persisted state and pause/resume.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -83,10 +85,12 @@ class Desk:
         self.memory_store: MemoryStore = memory_store or InMemoryMemoryStore()
         self._run_store = run_store
         self._session_store = session_store
+        self._given_stores: list[Any] = [s for s in (run_store, session_store) if s is not None]
         self._adapter = adapter
         self._runners: dict[tuple[str, str], Runner] = {}
-        self._live_jobs: dict[str, Job] = {}
-        self._live_states: dict[str, RunState] = {}
+        # exact in-process objects of paused runs (resume falls back to the stored state)
+        self._live_jobs: OrderedDict[str, Job] = OrderedDict()
+        self._live_states: OrderedDict[str, RunState] = OrderedDict()
 
     # -- owned components (created on first use, so a Desk is cheap to make) ------------
 
@@ -213,7 +217,7 @@ class Desk:
             config = config.with_overrides(**limits)
         config.events = events
         self.run_store.create_run(run_id, redact(job.to_state()))
-        self._live_jobs[run_id] = job
+        _remember(self._live_jobs, run_id, job)
         config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
         return await self._complete(runner, config, runner.arun(config, job))
 
@@ -224,13 +228,16 @@ class Desk:
         *,
         stream: bool | None = None,
         on_event: EventListener | None = None,
+        limits: dict[str, Any] | None = None,
     ) -> Report:
         """Synchronous :meth:`arun`; raises ``EventLoopRunningError`` inside a running loop.
 
         Async event handlers started by the run have finished when it returns.
         """
         return run_sync(
-            self._drained(lambda: self.arun(runner, job, stream=stream, on_event=on_event))
+            self._drained(
+                lambda: self.arun(runner, job, stream=stream, on_event=on_event, limits=limits)
+            )
         )
 
     async def aresume(
@@ -332,13 +339,35 @@ class Desk:
                 state = state.model_copy(update={"metrics": report.metrics})
         if parent is not None:
             parent.append({k: report.metrics[k] for k in _USAGE_KEYS if k in report.metrics})
-        return self._store_result(runner, config, report, state)
+        try:
+            return self._store_result(runner, config, report, state)
+        except Exception as exc:  # the store itself failed: still end with a failed report
+            return self._store_failure(runner, config, report, exc)
+
+    def _store_failure(
+        self, runner: Runner, config: RunConfig, report: Report, exc: Exception
+    ) -> Report:
+        error = f"storing the run's result failed: {type(exc).__name__}: {redact_text(str(exc))}"
+        failed = _failed(config.run_id, [*report.errors, error])
+        with contextlib.suppress(Exception):  # best effort: the store may be unusable
+            config.emit(EventType.RUN_FAILED, runner.name, {"errors": failed.errors})
+        with contextlib.suppress(Exception):
+            self.run_store.update_run(config.run_id, "failed", None, None, None)
+        self._live_jobs.pop(config.run_id, None)
+        self._live_states.pop(config.run_id, None)
+        failed.events = list(config.events)
+        return failed
 
     def _store_result(
         self, runner: Runner, config: RunConfig, report: Report, state: RunState | None
     ) -> Report:
+        if report.status not in _TERMINAL_EVENTS:  # a runner must end completed/paused/failed
+            report = _failed(
+                config.run_id, [f"runner {runner.name!r} ended with status {report.status!r}"]
+            )
+            state = None
         payload = {"errors": report.errors} if report.status == "failed" else {}
-        config.emit(_TERMINAL_EVENTS.get(report.status, EventType.RUN_FAILED), runner.name, payload)
+        config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
         stored: RunState | None = None
         if state is not None:
             state = state.model_copy(update={"status": report.status})
@@ -351,12 +380,27 @@ class Desk:
             stored,
         )
         if report.status == "paused" and state is not None:
-            self._live_states[config.run_id] = state
+            _remember(self._live_states, config.run_id, state)
         else:
             self._live_jobs.pop(config.run_id, None)
             self._live_states.pop(config.run_id, None)
         report.events = list(config.events)
         return report
+
+    def close(self) -> None:
+        """Release the stores this desk opened (SQLite connections); the desk is unusable after.
+
+        Stores passed in by the caller are left open: the caller owns them.
+        """
+        for store in (self._run_store, self._session_store):
+            if store is not None and store not in self._given_stores:
+                store.close()
+
+    def __enter__(self) -> Desk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- other entry points -----------------------------------------------------------
 
@@ -398,6 +442,18 @@ def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dic
     usage = sum_metrics(*(m for m in children))
     nested = {"nested_runs": metrics.get("nested_runs", 0) + len(children)}
     return {**metrics, **sum_metrics({k: metrics.get(k, 0) for k in usage}, usage), **nested}
+
+
+LIVE_CACHE_LIMIT = 1024
+"""How many paused runs keep their exact in-process job and state (older ones resume from
+the stored state, as a new process would)."""
+
+
+def _remember(cache: OrderedDict[str, Any], key: str, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > LIVE_CACHE_LIMIT:
+        cache.popitem(last=False)
 
 
 def _failed(run_id: str, errors: list[str]) -> Report:

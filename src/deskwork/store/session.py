@@ -56,6 +56,9 @@ class SessionStore(ABC):
     def delete_session(self, session_id: str) -> None:
         """Remove the session and its messages."""
 
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources."""
+
 
 class InMemorySessionStore(SessionStore):
     """Sessions in a dictionary, for tests and ephemeral use."""
@@ -192,3 +195,6 @@ class SQLiteSessionStore(SessionStore):
     def delete_session(self, session_id: str) -> None:
         with self._db.lock:
             self._db.conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+
+    def close(self) -> None:
+        self._db.close()

@@ -203,4 +203,8 @@ async def _stream(turn: Turn) -> AsyncIterator[StreamChunk]:
         half = len(raw) // 2
         yield StreamChunk(tool_calls=[ToolCallDelta(index, f"call_{index}", name, raw[:half])])
         yield StreamChunk(tool_calls=[ToolCallDelta(index, arguments=raw[half:])])
-    yield StreamChunk(finish_reason="tool_calls" if turn.tool_calls else "stop", usage=_usage(turn))
+    yield StreamChunk(
+        finish_reason="tool_calls" if turn.tool_calls else "stop",
+        usage=_usage(turn),
+        cost=turn.cost,
+    )
