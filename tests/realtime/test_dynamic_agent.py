@@ -349,6 +349,50 @@ async def test_sandbox_escape_in_a_turn_is_an_error_insight_without_leaking() ->
     assert adapter.calls == []  # the model is never called
 
 
+RESOURCE_BOMBS = [
+    "{{ 'x'.ljust(10**8) }}",
+    "{{ 'x'.zfill(width=10**8) }}",
+    "{{ '{:>100000000}'.format(1) }}",
+    "{{ '{:>{w}}'.format(1, w=100000000) }}",
+    "{{ '{x:>100000000}'.format_map({'x': 1}) }}",
+    "{{ '%100000000d' % 1 }}",
+    "{{ '%100000000d'|format(1) }}",
+    "{{ 'a'|center(100000000) }}",
+    "{{ 'a'|indent(100000000, true) }}",
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "{% for i in range(300) %}{{ 'x' * 1000 }}{% endfor %}",
+]
+
+
+@pytest.mark.parametrize("template", RESOURCE_BOMBS)
+def test_templates_cannot_allocate_or_loop_without_bound(template: str) -> None:
+    agent = DynamicAgent(dynamic_config(text=template))
+    with pytest.raises(TemplateError, match=r"too large|too long|not allowed"):
+        agent.build_messages(make_context(board=Blackboard()))
+
+
+def test_ordinary_formatting_still_renders() -> None:
+    text = (
+        "{{ '%5d'|format(3) }}|{{ 'ab'|center(6) }}|{{ 'x'.ljust(3) }}|"
+        "{{ '{:>4}'.format(1) }}|{{ '{:.2f}'.format(3.14159) }}|"
+        "{% for i in range(3) %}{{ i }}{% endfor %}"
+    )
+    agent = DynamicAgent(dynamic_config(text=text))
+    system = agent.build_messages(make_context(board=Blackboard()))[0]["content"]
+    assert system.startswith("3|  ab  |x  |   1|3.14|012")  # the prompt is stripped
+
+
+async def test_a_resource_bomb_is_an_error_insight_and_others_still_answer() -> None:
+    adapter = ScriptedAdapter(default=reply(reply_json(has_insight=True, content="fine")))
+    engine = AgentEngine(adapter=adapter)
+    engine.register_agent(DynamicAgent(dynamic_config(id="bomb", text="{{ 'x'.ljust(10**9) }}")))
+    engine.register_agent(DynamicAgent(dynamic_config(id="calm", text="Be helpful.")))
+    response = await engine.process_turn(make_context(board=Blackboard()))
+    by_agent = {i.agent_id: i for i in response.insights}
+    assert by_agent["bomb"].type == InsightType.ERROR
+    assert by_agent["calm"].content == "fine"
+
+
 # -------------------------------------------------------------- bad replies
 
 

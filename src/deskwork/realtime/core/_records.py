@@ -50,7 +50,9 @@ class InsightType(StrEnum):
 
 
 class TranscriptSegment(BaseModel):
-    """One piece of speech from the conversation."""
+    """One piece of speech from the conversation (immutable, so agents can share it)."""
+
+    model_config = ConfigDict(frozen=True)
 
     speaker: str
     """Who spoke; any label the host uses."""

@@ -319,6 +319,7 @@ class AgentEngine:
         if not selected:
             return []
         await notifier.phase_started(turn, record, selected)
+        base = _phase_state(turn.context, snapshot)
         outcomes = await asyncio.gather(
             *(
                 self._run_agent(
@@ -326,7 +327,7 @@ class AgentEngine:
                     notifier,
                     phase,
                     agent,
-                    self._agent_context(turn, snapshot, phase, trigger_events),
+                    self._agent_context(turn, snapshot, base, phase, trigger_events),
                 )
                 for agent in selected
             )
@@ -388,27 +389,31 @@ class AgentEngine:
         return None
 
     def _agent_context(
-        self, turn: Turn, snapshot: Blackboard, phase: int, trigger_events: list[str]
+        self,
+        turn: Turn,
+        snapshot: Blackboard,
+        base: dict[str, Any],
+        phase: int,
+        trigger_events: list[str],
     ) -> AgentContext:
         """The context one agent of a phase receives: its own copy, over the shared snapshot.
 
-        Each agent gets its own containers (the snapshot's reads are copies too), so an agent
-        that changes its context cannot change what the other agents of the phase or the
-        host see.
+        Each agent gets its own containers (``base`` is copied per agent; segments are
+        immutable), so an agent that changes its context cannot change what the other
+        agents of the phase or the host see.
         """
         host = turn.context
-        memory = {f"memory_{agent_id}": mem for agent_id, mem in snapshot.memory.items()}
         metadata = copy_json(host.trigger_metadata)
         if phase > 1:
             metadata["trigger_events"] = list(trigger_events)
         return host.model_copy(
             update={
                 "blackboard": snapshot,
-                "shared_state": {**copy_json(host.shared_state), **snapshot.variables, **memory},
+                "shared_state": copy_json(base),
                 "trigger_type": _phase_trigger(turn, phase),
                 "trigger_metadata": metadata,
                 "phase": phase,
-                "recent_segments": [s.model_copy() for s in host.recent_segments],
+                "recent_segments": list(host.recent_segments),
                 "rag_docs": list(host.rag_docs),
             }
         )
@@ -463,6 +468,12 @@ class AgentEngine:
         turn.board.emit_events(emitted, author=ENGINE_SOURCE)
         record.events_emitted = [event.name for event in emitted]
         return emitted
+
+
+def _phase_state(host: AgentContext, snapshot: Blackboard) -> dict[str, Any]:
+    """The phase's v1 ``shared_state``: host state, board variables and ``memory_<id>``."""
+    memory = {f"memory_{agent_id}": mem for agent_id, mem in snapshot.memory.items()}
+    return {**host.shared_state, **snapshot.variables, **memory}
 
 
 def _phase_trigger(turn: Turn, phase: int) -> TriggerType:

@@ -6,7 +6,9 @@ Prompt text comes from a database, so templates are untrusted:
   forbids mutating lists and dicts); any access to an unsafe attribute (``__class__``,
   ``__globals__``, ``mro`` ...) raises ``SecurityError`` at once instead of rendering empty;
 - they only ever see plain JSON data (dicts, lists, strings, numbers), never live objects;
-- ``*`` and ``**`` are capped so a template cannot allocate gigabytes.
+- nothing a template does can allocate gigabytes or spin for minutes: ``*`` and ``**``
+  are capped, so are padding widths (``ljust``/``center``/``format``/``%`` and the
+  ``center``/``indent``/``format`` filters), ``range()`` and the rendered prompt's size.
 
 Undefined names and missing keys render as empty (``ChainableUndefined``), so
 ``{{ blackboard.memory[agent_id].counter }}`` works before the agent wrote its memory.
@@ -15,6 +17,8 @@ Undefined names and missing keys render as empty (``ChainableUndefined``), so
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import Any, Final
 
 from jinja2 import ChainableUndefined, Template, TemplateSyntaxError
@@ -26,22 +30,82 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.realtime.core.blackboard import CONTAINERS
 from deskwork.realtime.core.models import AgentContext
 
-__all__ = ["PromptEnvironment", "compile_template", "template_variables", "transcript"]
+__all__ = [
+    "PromptEnvironment",
+    "compile_template",
+    "render_prompt",
+    "template_variables",
+    "transcript",
+]
 
 MAX_REPEAT: Final = 100_000
 """Largest string or list a template may build with ``*``."""
 MAX_EXPONENT: Final = 128
 """Largest exponent a template may use with ``**``."""
+MAX_WIDTH: Final = 10_000
+"""Largest padding width or precision a template may ask for."""
+MAX_RANGE: Final = 1_000
+"""Most items ``range()`` may produce (nested loops multiply)."""
+MAX_PROMPT_CHARS: Final = 200_000
+"""Longest prompt a template may render."""
+
+_PAD_METHODS: Final = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
+_FORMAT_METHODS: Final = frozenset({"format", "format_map"})
+_WIDTHS = re.compile(r"(\d+)")
+_PERCENT_SPEC = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?[a-zA-Z%]")
+_BRACE_SPEC = re.compile(r"\{[^{}]*:([^{}]*)\}")
+_NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
+
+
+def _check_width(value: Any) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_WIDTH:
+        raise SecurityError(f"width {value} is too large for a prompt template")
+
+
+def _check_format_string(text: str) -> None:
+    """Refuse ``%``- or ``{}``-format specs whose width or precision is too large (or that
+    take their width from an argument, ``{:>{w}}``, which cannot be checked here)."""
+    if _NESTED_SPEC.search(text):
+        raise SecurityError("nested format specs are not allowed in prompt templates")
+    specs = [g for m in _PERCENT_SPEC.finditer(text) for g in m.groups() if g]
+    specs += [w for m in _BRACE_SPEC.finditer(text) for w in _WIDTHS.findall(m.group(1))]
+    for spec in specs:
+        _check_width(int(spec))
+
+
+def _capped_range(*args: int) -> range:
+    result = range(*args)
+    if len(result) > MAX_RANGE:
+        raise SecurityError(f"range() of {len(result)} items is too large for a prompt template")
+    return result
 
 
 class PromptEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox prompts render in (see the module docstring)."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "%"})
 
     def __init__(self) -> None:
         """Create the environment (no autoescaping: prompts are not HTML)."""
         super().__init__(undefined=ChainableUndefined, autoescape=False)
+        self.globals["range"] = _capped_range
+        for name in ("center", "indent", "format"):
+            self.filters[name] = _capped_filter(name, self.filters[name])
+
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call ``__obj`` in the sandbox, refusing huge padding and format widths."""
+        owner = getattr(__obj, "__self__", None)
+        if isinstance(owner, str) and getattr(__obj, "__name__", "") in _PAD_METHODS:
+            for value in (*args, *kwargs.values()):
+                _check_width(value)
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """Check ``str.format``/``format_map`` format strings when they are looked up."""
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, str) and getattr(value, "__name__", "") in _FORMAT_METHODS:
+            _check_format_string(owner)
+        return super().wrap_str_format(value)
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Undefined:
         """Refuse unsafe attribute access with an error (never render it as empty)."""
@@ -54,12 +118,34 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         """Apply ``*`` and ``**`` only when the result stays small."""
         if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
             raise SecurityError(f"exponent {right} is too large for a prompt template")
+        if operator == "%" and isinstance(left, str):
+            _check_format_string(left)
         if operator == "*":
             for seq, count in ((left, right), (right, left)):
                 sized = isinstance(seq, str | list | tuple) and isinstance(count, int)
                 if sized and len(seq) * count > MAX_REPEAT:
                     raise SecurityError("repetition result is too large for a prompt template")
         return super().call_binop(context, operator, left, right)
+
+
+def _capped_filter(name: str, original: Any) -> Any:
+    def capped(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if name == "format" and isinstance(value, str):
+            _check_format_string(value)
+        else:
+            for width in (*args, *kwargs.values()):
+                _check_width(width)
+        return original(value, *args, **kwargs)
+
+    return capped
+
+
+def render_prompt(template: Template, variables: dict[str, Any]) -> str:
+    """Render ``template``; refuse a prompt longer than ``MAX_PROMPT_CHARS``."""
+    text = template.render(variables)
+    if len(text) > MAX_PROMPT_CHARS:
+        raise SecurityError(f"rendered prompt of {len(text)} characters is too long")
+    return text
 
 
 _ENVIRONMENT: Final = PromptEnvironment()

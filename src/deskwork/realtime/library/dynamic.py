@@ -25,7 +25,11 @@ from deskwork.adapters.base import ModelResponse, assemble_stream
 from deskwork.realtime.core.agent import BaseAgent
 from deskwork.realtime.core.models import AgentContext, AgentResponse
 from deskwork.realtime.library._config import DynamicAgentConfig, parse_config
-from deskwork.realtime.library._prompt import compile_template, template_variables
+from deskwork.realtime.library._prompt import (
+    compile_template,
+    render_prompt,
+    template_variables,
+)
 from deskwork.realtime.library.output_formats import OutputFormat, get_output_format
 
 if TYPE_CHECKING:
@@ -119,7 +123,7 @@ class DynamicAgent(BaseAgent):
             private_state=self.private_state,
             context_turns=self.settings.llm.context_turns,
         )
-        sections = [self.template.render(variables).strip(), self._format_prompt]
+        sections = [render_prompt(self.template, variables).strip(), self._format_prompt]
         if self.settings.include_context:
             if context.user_context:
                 sections.append(f"## User context\n{context.user_context}")
