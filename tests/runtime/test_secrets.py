@@ -162,3 +162,25 @@ def test_secret_named_arguments_are_redacted_from_events(tmp_path: Path) -> None
     assert _leaks(json.dumps([e.model_dump(mode="json") for e in report.events])) == []
     desk.run_store.flush()
     assert _leaks(_db_bytes(tmp_path)) == []
+
+
+@tool()
+def read_config(name: str) -> str:
+    """Return a config file's text (which names its own secrets)."""
+    return '{"user": "bob", "password": "hunter2-plain-secret", "api_key": "plainkey77"}'
+
+
+def test_key_named_secrets_inside_tool_result_text_are_redacted(tmp_path: Path) -> None:
+    adapter = ScriptedAdapter([call_tool("read_config", name="db"), reply("read it")])
+    desk = Desk(model=MODEL, adapter=adapter, storage_dir=tmp_path)
+    report = desk.run(Worker(name="ops", tools=[read_config]), Job(input="read the config"))
+    assert report.status == "completed"
+    preview = next(e for e in report.events if e.type == "tool.completed").payload
+    assert '"password": "<redacted>"' in preview["result_preview"]
+    assert '"user": "bob"' in preview["result_preview"]  # the rest stays readable
+    desk.run_store.flush()
+    stored = _db_bytes(tmp_path)
+    assert b"hunter2-plain-secret" not in stored and b"plainkey77" not in stored
+    # the model itself still saw the real result within the run
+    tool_message = adapter.calls[1]["messages"][-1]["content"]
+    assert "hunter2-plain-secret" in tool_message

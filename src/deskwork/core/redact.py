@@ -38,11 +38,28 @@ _SECRET_VALUES = re.compile(
 )
 
 
+_KEY_PATTERN = r"(?:api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|passw(?:or)?d)"
+# secrets named by a key inside text: JSON/dict pairs ("password": "x", 'api_key': 'x') and
+# assignments (password=x, API_KEY=x); bare prose ("the secret: ...") is left alone
+_SECRET_PAIRS = re.compile(
+    rf"""(["']\w*{_KEY_PATTERN}\w*["']\s*:\s*)("[^"]*"|'[^']*'|[^\s,;}}]+)"""
+    rf"""|(\b\w*{_KEY_PATTERN}\w*\s*=\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)""",
+    re.IGNORECASE,
+)
+
+
+def _pair(match: re.Match[str]) -> str:
+    prefix = match.group(1) or match.group(3)
+    value = match.group(2) or match.group(4)
+    quote = value[0] if value[:1] in {'"', "'"} else ""
+    return f"{prefix}{quote}{REDACTED}{quote}"
+
+
 def redact_text(text: str) -> str:
-    """Replace bearer tokens and provider keys inside ``text``."""
-    if "sk-" not in text and "Bearer" not in text:
+    """Replace bearer tokens, provider keys and key-named values (``"password": "..."``)."""
+    if not may_hold_secrets(text):
         return text
-    return _SECRET_VALUES.sub(REDACTED, text)
+    return _SECRET_PAIRS.sub(_pair, _SECRET_VALUES.sub(REDACTED, text))
 
 
 def may_hold_secrets(text: str) -> bool:
@@ -95,9 +112,7 @@ def _redact_dict(data: dict[Any, Any]) -> dict[Any, Any]:
         if isinstance(key, str) and _secret_key(key):
             out[key] = REDACTED
         elif isinstance(item, str):
-            out[key] = (
-                _SECRET_VALUES.sub(REDACTED, item) if ("sk-" in item or "Bearer" in item) else item
-            )
+            out[key] = redact_text(item)
         elif isinstance(item, dict | list | tuple):
             out[key] = redact(item)
         else:
