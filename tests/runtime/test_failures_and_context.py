@@ -385,3 +385,22 @@ async def test_cancelling_a_run_marks_it_failed(tmp_path: Path) -> None:
     assert record is not None and record.status == "failed"
     stored = desk.run_store.get_events(run_id)
     assert stored[-1].type == "run.failed" and stored[-1].payload == {"errors": ["run cancelled"]}
+
+
+def test_a_failing_summary_call_fails_the_run_cleanly() -> None:
+    from deskwork import ContextLimitError, Desk, EventType, Job, Message, Worker
+    from deskwork.store import InMemoryRunStore
+    from deskwork.testing import ScriptedAdapter, fail
+
+    history = [Message(role="user", content=f"old {i}") for i in range(8)]
+    adapter = ScriptedAdapter(
+        [fail(ContextLimitError("context length exceeded")), fail(RuntimeError("summary down"))]
+    )
+    store = InMemoryRunStore()
+    desk = Desk(model="m", adapter=adapter, run_store=store)
+    report = desk.run(Worker(name="w"), Job(input="now", initial_messages=history))
+    assert report.status == "failed"
+    assert report.errors == ["context compaction failed: RuntimeError: summary down"]
+    assert report.events[-2].type == EventType.WORKER_FAILED
+    record = store.get_run(report.run_id)
+    assert record is not None and record.status == "failed"

@@ -112,8 +112,12 @@ async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) ->
     return await _timed_call(run, params, call)
 
 
-async def _compact(run: WorkerRun) -> bool:
-    compacted = await compact_messages(run.config.adapter, run.model, run.messages)
+async def _compact(run: WorkerRun) -> bool | Failure:
+    """Summarize older history; ``False`` if there was nothing to summarize."""
+    try:
+        compacted = await compact_messages(run.config.adapter, run.model, run.messages)
+    except Exception as exc:  # the summary call itself failed
+        return Failure(f"context compaction failed: {type(exc).__name__}: {redact_text(str(exc))}")
     if compacted is None:
         return False
     run.messages, summarized, kept = compacted
@@ -136,7 +140,9 @@ async def _compact(run: WorkerRun) -> bool:
 async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Failure:
     limit = run.config.max_context_messages
     if limit is not None and len(run.messages) > limit:
-        await _compact(run)  # proactive: does not use the reactive budget
+        compacted = await _compact(run)  # proactive: does not use the reactive budget
+        if isinstance(compacted, Failure):
+            return compacted
     while True:
         try:
             response: ModelResponse = await attempt()
@@ -151,7 +157,10 @@ async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Fail
             )
             if can_retry:
                 run.reactive_attempts += 1
-                if await _compact(run):
+                compacted = await _compact(run)
+                if isinstance(compacted, Failure):
+                    return compacted
+                if compacted:
                     continue
             return Failure(
                 f"context limit exceeded for model {run.model!r}: {redact_text(str(exc))}"

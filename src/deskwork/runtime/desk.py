@@ -235,7 +235,7 @@ class Desk:
         Async event handlers started by the run have finished when it returns.
         """
         return run_sync(
-            self._drained(
+            self.drained(
                 lambda: self.arun(runner, job, stream=stream, on_event=on_event, limits=limits)
             )
         )
@@ -296,7 +296,7 @@ class Desk:
     ) -> Report:
         """Synchronous :meth:`aresume`."""
         return run_sync(
-            self._drained(
+            self.drained(
                 lambda: self.aresume(
                     report_or_run_id, decision, runner=runner, stream=stream, on_event=on_event
                 )
@@ -304,7 +304,7 @@ class Desk:
             api="resume",
         )
 
-    async def _drained(self, start: Callable[[], Awaitable[Report]]) -> Report:
+    async def drained(self, start: Callable[[], Awaitable[Report]]) -> Report:
         """Await ``start()``, then the async event handlers it scheduled (for sync callers,
         whose loop does not run between calls)."""
         report = await start()

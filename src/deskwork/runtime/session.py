@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from deskwork._sync import run_sync
@@ -88,7 +88,7 @@ class WorkerSession:
 
     def run(self, message: Any, *, stream: bool = False, **options: Any) -> Report:
         """Synchronous :meth:`arun`."""
-        return run_sync(self._drained(lambda: self.arun(message, stream=stream, **options)))
+        return run_sync(self.desk.drained(lambda: self.arun(message, stream=stream, **options)))
 
     async def aresume(self, report: Report, decision: Any = None) -> Report:
         """Resume a paused turn of this session and save the result."""
@@ -98,13 +98,7 @@ class WorkerSession:
 
     def resume(self, report: Report, decision: Any = None) -> Report:
         """Synchronous :meth:`aresume`."""
-        return run_sync(self._drained(lambda: self.aresume(report, decision)), api="resume")
-
-    async def _drained(self, start: Callable[[], Awaitable[Report]]) -> Report:
-        """Await ``start()`` and then the async event handlers it scheduled (sync callers)."""
-        report = await start()
-        await self.desk.event_bus.await_pending()
-        return report
+        return run_sync(self.desk.drained(lambda: self.aresume(report, decision)), api="resume")
 
     async def astream_run(self, message: Any, **options: Any) -> AsyncIterator[Event]:
         """Run with streaming on and yield this run's events as they are emitted."""
@@ -124,7 +118,7 @@ class WorkerSession:
         def work() -> None:
             try:
                 asyncio.run(
-                    self._drained(
+                    self.desk.drained(
                         lambda: self.arun(message, stream=True, on_event=events.put, **options)
                     )
                 )
