@@ -119,3 +119,27 @@ def test_streamed_scripted_turns_carry_their_cost() -> None:
     done = next(e for e in report.events if e.type == EventType.LLM_COMPLETED)
     assert done.payload["cost"] == 0.25
     assert report.metrics["cost"] == 0.25
+
+
+@tool(requires_confirmation=True)
+def launch_b(target: str) -> str:
+    """Launch something else."""
+    return f"B launched {target}"
+
+
+def test_same_named_runners_each_resume_their_own_pause() -> None:
+    """In-process resume uses the runner that paused the run, not the last one named so."""
+    adapter = ScriptedAdapter(
+        [call_tool("launch", target="x"), call_tool("launch_b", target="y")],
+        default=reply("done"),
+    )
+    desk = Desk(model="m", adapter=adapter, run_store=InMemoryRunStore())
+    first = desk.run(Worker(name="ops", tools=[launch]), Job(input="a"))
+    second = desk.run(Worker(name="ops", tools=[launch_b]), Job(input="b"))  # same name
+    assert first.status == second.status == "paused"
+    resumed_first = desk.resume(first.run_id, True)
+    resumed_second = desk.resume(second.run_id, True)
+    assert resumed_first.tool_calls[0].result is not None
+    assert resumed_first.tool_calls[0].result.content == "launched x"
+    assert resumed_second.tool_calls[0].result is not None
+    assert resumed_second.tool_calls[0].result.content == "B launched y"

@@ -91,6 +91,7 @@ class Desk:
         # exact in-process objects of paused runs (resume falls back to the stored state)
         self._live_jobs: OrderedDict[str, Job] = OrderedDict()
         self._live_states: OrderedDict[str, RunState] = OrderedDict()
+        self._live_runners: OrderedDict[str, Runner] = OrderedDict()
 
     # -- owned components (created on first use, so a Desk is cheap to make) ------------
 
@@ -263,13 +264,16 @@ class Desk:
         state = self._paused_state(run_id)
         if isinstance(state, Report):
             return state
-        runner = runner or self.get_runner(state.runner_type, state.runner_name)
+        runner = (
+            runner  # the exact runner that paused, in this process; else by name
+            or self._live_runners.get(run_id)
+            or self.get_runner(state.runner_type, state.runner_name)
+        )
         if runner is None:
             raise RunnerNotRegisteredError(
                 f"run {run_id} was paused by {state.runner_type} {state.runner_name!r}, which is"
                 " not registered on this desk; pass runner=... or call desk.register(...)"
             )
-        self.register(runner)
         # everything that can fail comes before the claim: a resume that cannot start
         # leaves the run paused (resumable), never stuck in "running"
         events: list[Event] = []
@@ -355,6 +359,7 @@ class Desk:
             self.run_store.update_run(config.run_id, "failed", None, None, None)
         self._live_jobs.pop(config.run_id, None)
         self._live_states.pop(config.run_id, None)
+        self._live_runners.pop(config.run_id, None)
         failed.events = list(config.events)
         return failed
 
@@ -381,9 +386,11 @@ class Desk:
         )
         if report.status == "paused" and state is not None:
             _remember(self._live_states, config.run_id, state)
+            _remember(self._live_runners, config.run_id, runner)
         else:
             self._live_jobs.pop(config.run_id, None)
             self._live_states.pop(config.run_id, None)
+            self._live_runners.pop(config.run_id, None)
         report.events = list(config.events)
         return report
 

@@ -195,12 +195,16 @@ def _check_budgets(subworkers: int, tools: int, iterations: int, tool_calls: int
 
 
 async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
-    """Run ``child`` as its own run, without leaving it in place of a registered runner."""
+    """Run ``child`` as its own run, leaving the desk's name registry as it was.
+
+    A paused child stays resumable in this process: the desk keeps the exact runner of
+    each paused run, so two children with the same name cannot be confused.
+    """
     previous = desk.get_runner(child.runner_type, child.name)
     report = await desk.arun(child, Job(input=task), stream=False, limits=limits)
     if previous is not None:
         desk.register(previous)
-    elif report.status != "paused":
+    else:
         desk.unregister(child)
     return report
 
