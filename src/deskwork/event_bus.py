@@ -89,16 +89,22 @@ class EventBus:
                 self._record(event, exc)
             return
         future = asyncio.ensure_future(awaitable, loop=loop)
-        self._pending.add(future)
+        with self._lock:  # a bus may be shared by threads, each with its own loop
+            self._pending.add(future)
 
         def _done(fut: asyncio.Future[Any]) -> None:
-            self._pending.discard(fut)
+            with self._lock:
+                self._pending.discard(fut)
             if not fut.cancelled() and fut.exception() is not None:
                 exc = fut.exception()
                 assert exc is not None
                 self._record(event, exc)
 
         future.add_done_callback(_done)
+
+    def _pending_on(self, loop: asyncio.AbstractEventLoop) -> list[asyncio.Future[Any]]:
+        with self._lock:
+            return [f for f in self._pending if f.get_loop() is loop]
 
     def _record(self, event: Event, exc: BaseException) -> None:
         with self._lock:
@@ -129,7 +135,7 @@ class EventBus:
         holds handlers of other loops, which those loops finish).
         """
         loop = asyncio.get_running_loop()
-        while pending := [f for f in list(self._pending) if f.get_loop() is loop]:
+        while pending := self._pending_on(loop):
             await asyncio.gather(*pending, return_exceptions=True)
         errors = self.get_errors()
         if raise_on_error and errors:

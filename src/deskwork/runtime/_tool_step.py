@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from deskwork._aio import gather_or_cancel
 from deskwork.core.event import EventType
 from deskwork.core.message import Message
 from deskwork.core.pending import PendingAction
@@ -61,7 +61,7 @@ async def _execute_all(run: WorkerRun, calls: list[ToolCall]) -> None:
     if len(calls) == 1:
         await execute_call(run, calls[0], calls[0])
     elif calls:
-        await asyncio.gather(*(execute_call(run, c, c, offload=True) for c in calls))
+        await gather_or_cancel(*(execute_call(run, c, c, offload=True) for c in calls))
 
 
 async def execute_call(

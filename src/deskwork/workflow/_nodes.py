@@ -19,12 +19,12 @@ keeps every branch's outputs until the whole ``Parallel`` completes.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from deskwork._aio import gather_or_cancel
 from deskwork.core.job import Job
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.runner import Runner
@@ -208,7 +208,7 @@ class Parallel(Node):
                 return await forks[index].node(self.steps[index], child)
             return DONE if child is None else Paused(child)
 
-        outcomes = await asyncio.gather(*(branch(i) for i in range(len(self.steps))))
+        outcomes = await gather_or_cancel(*(branch(i) for i in range(len(self.steps))))
         errors = [e for o in outcomes if isinstance(o, Failed) for e in o.errors]
         if errors:
             return Failed(errors)

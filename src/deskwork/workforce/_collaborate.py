@@ -2,7 +2,7 @@
 
 ::
 
-    no worker has tools for this job ─► all workers at once (asyncio.gather)
+    no worker has tools for this job ─► all workers at once (gather_or_cancel)
     otherwise                         ─► one after another (pauses stay deterministic)
                                             │ a worker pauses
                                             ▼
@@ -14,11 +14,11 @@ still name the same worker, otherwise the run fails (it never raises).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from deskwork._aio import gather_or_cancel
 from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
@@ -94,7 +94,7 @@ async def start(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
     """Run every worker (concurrently when none has tools) and reduce their reports."""
     if not runs_concurrently(wf.workers, job):
         return await _sequential(wf, config, job, [], None)
-    steps = await asyncio.gather(*(run_member(w, config, job) for w in wf.workers))
+    steps = await gather_or_cancel(*(run_member(w, config, job) for w in wf.workers))
     done: list[MemberReport] = []
     for worker, (report, state) in zip(wf.workers, steps, strict=True):
         if report.status == "paused":  # only a custom member can pause without tools

@@ -26,6 +26,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from deskwork._aio import gather_or_cancel
 from deskwork.collaboration._blackboard import copy_json
 from deskwork.core.job import Job
 from deskwork.core.report import Report
@@ -320,7 +321,7 @@ class AgentEngine:
             return []
         await notifier.phase_started(turn, record, selected)
         base = _phase_state(turn.context, snapshot)
-        outcomes = await asyncio.gather(
+        outcomes = await gather_or_cancel(
             *(
                 self._run_agent(
                     turn,
