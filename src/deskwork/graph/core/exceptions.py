@@ -42,6 +42,9 @@ boundary catches graph failures too::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from deskwork.exceptions import ConfigurationError as _DeskworkConfigurationError
 from deskwork.exceptions import DeskworkError
 
@@ -103,7 +106,14 @@ class ConfigLoadError(ConfigurationError):
 
 
 class ConfigValidationError(ConfigurationError):
-    """The config content fails validation; the message names the offending fields."""
+    """The config content fails validation; the message names the offending fields.
+
+    ``errors`` holds Pydantic's structured error list when validation produced one.
+    """
+
+    def __init__(self, message: str, *, errors: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.errors: list[Any] = list(errors)
 
 
 class AgentExecutionError(OrchestratorError):
@@ -136,7 +146,13 @@ class LLMInvocationError(LLMError):
 
 
 class LLMRetryExhaustedError(LLMError):
-    """Every retry attempt of a model call failed."""
+    """Every retry attempt of a model call failed; ``attempts`` says how many were made."""
+
+    def __init__(
+        self, message: str, *, cause: BaseException | None = None, attempts: int = 0
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.attempts = attempts
 
 
 class SessionError(OrchestratorError):
