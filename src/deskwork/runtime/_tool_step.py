@@ -61,12 +61,10 @@ async def _execute_all(run: WorkerRun, calls: list[ToolCall]) -> None:
     if len(calls) == 1:
         await execute_call(run, calls[0], calls[0])
     elif calls:
-        await gather_or_cancel(*(execute_call(run, c, c, offload=True) for c in calls))
+        await gather_or_cancel(*(execute_call(run, c, c) for c in calls))
 
 
-async def execute_call(
-    run: WorkerRun, call: ToolCall, request: ToolCall, *, offload: bool = False
-) -> None:
+async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> None:
     """Run one call (``request`` may carry resume input) and record ``call.result``."""
     tool = run.tools.get(call.name)
     run.emit(EventType.TOOL_STARTED, {"tool_call_id": call.id}, source=call.name)
@@ -77,7 +75,7 @@ async def execute_call(
             exception_type="UnknownTool",
         )
     else:
-        result = await aexecute_tool(tool, request, offload_sync=offload)
+        result = await aexecute_tool(tool, request, pool=run.config.tool_pool)
     call.result = result
     _emit_result(run, call, result)
 

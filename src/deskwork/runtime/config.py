@@ -13,6 +13,7 @@ from deskwork.utils import new_id
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
+    from deskwork.tools._pool import ToolThreadPool
 
 __all__ = ["EventEmitter", "RunConfig"]
 
@@ -64,6 +65,9 @@ class RunConfig:
     """Alias of ``default_model`` (the short form ``RunConfig(model=...)``)."""
     desk: Desk | None = None
     """The desk that started the run (lets runners start child runs); ``None`` when standalone."""
+    tool_pool: ToolThreadPool | None = None
+    """Daemon threads that run sync tools off the loop (the desk's; a process-wide pool when
+    ``None``)."""
 
     def with_overrides(self, **changes: Any) -> RunConfig:
         """A copy with some fields replaced."""

@@ -28,6 +28,7 @@ from deskwork.runtime.config import EventEmitter, RunConfig
 from deskwork.runtime.runner import Runner
 from deskwork.store.base import RunStore
 from deskwork.store.session import SessionStore
+from deskwork.tools._pool import DEFAULT_TOOL_THREADS, ToolThreadPool
 from deskwork.utils import new_id, to_jsonable, utc_now
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class Desk:
         session_store: SessionStore | None = None,
         adapter: BaseModelAdapter | None = None,
         storage_dir: str | Path = ".deskwork",
+        max_tool_threads: int = DEFAULT_TOOL_THREADS,
     ) -> None:
         self.model = model
         self.temperature = temperature
@@ -87,6 +89,11 @@ class Desk:
         self._session_store = session_store
         self._given_stores: list[Any] = [s for s in (run_store, session_store) if s is not None]
         self._adapter = adapter
+        if max_tool_threads < 1:
+            raise ValueError("max_tool_threads must be >= 1")
+        self.max_tool_threads = max_tool_threads
+        """How many sync (``def``) tool calls run at once, on the desk's daemon threads."""
+        self._tool_pool: ToolThreadPool | None = None
         self._runners: dict[tuple[str, str], Runner] = {}
         # exact in-process objects of paused runs (resume falls back to the stored state)
         self._live_jobs: OrderedDict[str, Job] = OrderedDict()
@@ -121,6 +128,13 @@ class Desk:
 
             self._session_store = SQLiteSessionStore(self.storage_dir / DB_FILENAME)
         return self._session_store
+
+    @property
+    def tool_pool(self) -> ToolThreadPool:
+        """The daemon threads that run sync tools off the event loop (``max_tool_threads``)."""
+        if self._tool_pool is None:
+            self._tool_pool = ToolThreadPool(self.max_tool_threads)
+        return self._tool_pool
 
     # -- registry ---------------------------------------------------------------------
 
@@ -163,6 +177,7 @@ class Desk:
             max_context_messages=self.max_context_messages,
             default_model=self.model,
             desk=self,
+            tool_pool=self.tool_pool,
         )
 
     def _emitter(
@@ -397,8 +412,11 @@ class Desk:
     def close(self) -> None:
         """Release the stores this desk opened (SQLite connections); the desk is unusable after.
 
-        Stores passed in by the caller are left open: the caller owns them.
+        Stores passed in by the caller are left open: the caller owns them. Sync tools still
+        running (timed out, say) are not waited for: they end on their daemon threads.
         """
+        if self._tool_pool is not None:
+            self._tool_pool.shutdown()
         for store in (self._run_store, self._session_store):
             if store is not None and store not in self._given_stores:
                 store.close()

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
+from concurrent.futures import Future
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from deskwork._sync import run_sync
 from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.tools._pool import ToolThreadPool, default_pool
 from deskwork.tools.base import Tool
 from deskwork.utils import to_jsonable
 
@@ -26,15 +29,28 @@ async def aexecute_tool(
     call: ToolCall,
     *,
     cancel_event: asyncio.Event | None = None,
-    offload_sync: bool = False,
+    pool: ToolThreadPool | None = None,
 ) -> ToolResult:
     """Run ``tool`` for ``call`` and return its result.
+
+    An ``async def`` tool runs on the event loop; a plain ``def`` tool runs on a daemon thread
+    of ``pool`` (the desk's, else a process-wide one), so it never blocks the loop.
+
+    What a timeout (or ``cancel_event``) can and cannot stop:
+
+    - an async tool is cancelled: ``CancelledError`` is raised at its current ``await``, so it
+      stops there (unless it catches and ignores the cancellation);
+    - a sync tool cannot be stopped (Python cannot kill a thread): the call returns a
+      ``timed_out``/``cancelled`` result at once and the function keeps running on its daemon
+      thread until it returns; its result is discarded. It does not hold the pool's slot, nor
+      ``desk.close()``, nor interpreter exit. A sync tool with side effects that must not
+      happen late should check a deadline itself (or be written ``async``).
 
     Args:
         tool: the tool to run.
         call: the model's request (its ``arguments`` are validated first).
         cancel_event: when set while the tool runs, the tool is cancelled.
-        offload_sync: run a sync callable in a worker thread (so parallel calls overlap).
+        pool: the thread pool for sync tools (default: the process-wide pool).
     """
     failure = await _run_pre_hooks(tool, call)
     if failure is not None:
@@ -44,7 +60,7 @@ async def aexecute_tool(
     except ValueError as exc:
         result = _error(str(exc), exc)
     else:
-        result = await _call_with_retries(tool, arguments, cancel_event, offload_sync)
+        result = await _call_with_retries(tool, arguments, cancel_event, pool)
     return await _run_post_hooks(tool, call, result)
 
 
@@ -101,11 +117,11 @@ async def _call_with_retries(
     tool: Tool,
     arguments: dict[str, Any],
     cancel_event: asyncio.Event | None,
-    offload_sync: bool,
+    pool: ToolThreadPool | None,
 ) -> ToolResult:
     attempt = 0
     while True:
-        result = await _call_once(tool, arguments, cancel_event, offload_sync)
+        result = await _call_once(tool, arguments, cancel_event, pool)
         if result.error is None or result.cancelled or attempt >= tool.retries:
             return result
         await asyncio.sleep(tool.retry_delay * (2**attempt))
@@ -116,19 +132,17 @@ async def _call_once(
     tool: Tool,
     arguments: dict[str, Any],
     cancel_event: asyncio.Event | None,
-    offload_sync: bool,
+    pool: ToolThreadPool | None,
 ) -> ToolResult:
-    is_async = inspect.iscoroutinefunction(tool.callable)
-    if not is_async and tool.timeout is None and cancel_event is None and not offload_sync:
-        try:  # fast path: a plain sync call in the loop's thread
-            return tool_result_from_value(tool, tool.callable(**arguments))
-        except Exception as exc:
-            return _error(f"{type(exc).__name__}: {exc}", exc)
-    if is_async:
-        task = asyncio.ensure_future(tool.callable(**arguments))
-    else:
-        task = asyncio.ensure_future(asyncio.to_thread(tool.callable, **arguments))
+    threaded: Future[Any] | None = None
     try:
+        if inspect.iscoroutinefunction(tool.callable):
+            task = asyncio.ensure_future(tool.callable(**arguments))
+        else:  # a sync tool never runs on the loop's thread
+            threaded = (pool or default_pool()).submit(
+                functools.partial(tool.callable, **arguments)
+            )
+            task = asyncio.wrap_future(threaded)
         value = await _await_task(task, tool.timeout, cancel_event)
     except TimeoutError as exc:
         return _error(f"tool {tool.name!r} timed out after {tool.timeout}s", exc, timed_out=True)
@@ -138,6 +152,9 @@ async def _call_once(
         raise
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}", exc)
+    finally:
+        if threaded is not None and not threaded.done():
+            (pool or default_pool()).abandon(threaded)  # it runs on; nobody waits for it
     return tool_result_from_value(tool, value)
 
 
