@@ -173,7 +173,15 @@ def tool(
     retry_delay: float = 1.0,
     output_type: type[Any] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a typed function into a :class:`Tool`. Usable as ``@tool`` or ``@tool(...)``."""
+    """Turn a typed function into a :class:`Tool`. Usable as ``@tool`` or ``@tool(...)``.
+
+    ``timeout`` (seconds) bounds each attempt. An ``async def`` tool that times out is
+    cancelled at its current ``await``. A plain ``def`` tool runs on a daemon thread of the
+    desk's pool and cannot be stopped (Python cannot kill a thread): the run gets a
+    ``timed_out`` result at once, the function runs on until it returns and its result is
+    discarded; it holds neither the pool, ``desk.close()`` nor interpreter exit. See
+    :func:`~deskwork.tools.aexecute_tool`.
+    """
 
     def build(fn: Callable[..., Any]) -> Tool:
         tool_name = name or fn.__name__
