@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
@@ -39,6 +39,18 @@ class Job(DeskworkModel):
     structured_stream_mode: Literal["off", "preview"] | None = None
     drop_params: bool | None = None
     extra_body: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _has_something_to_say(self) -> Job:
+        """A job without input and without history would send the model an empty
+        conversation (and "complete" on whatever it makes up): reject it."""
+        empty = self.input is None or (isinstance(self.input, str) and not self.input.strip())
+        if empty and not self.initial_messages:
+            raise ValueError(
+                "Job needs an input (a non-empty string or any other value), or"
+                " initial_messages to continue from"
+            )
+        return self
 
     def to_state(self) -> dict[str, Any]:
         """A JSON-compatible form for the run store; schemas are kept as import paths.
