@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import (
     ModelResponse,
     StreamChunk,
@@ -104,7 +105,7 @@ async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) ->
     }
 
     async def call() -> ModelResponse:
-        result = await run.config.adapter.acomplete(**params)
+        result = await seam.acomplete(run.config.adapter, **params)
         if isinstance(result, ModelResponse):
             return result
         return await _consume(run, result)
@@ -222,7 +223,8 @@ async def structured_turn(run: WorkerRun) -> FinalOutput | Failure:
         params = _common_params(run)  # built per attempt: compaction replaces run.messages
 
         async def call() -> ModelResponse:
-            return await run.config.adapter.astructured_complete(
+            return await seam.astructured(
+                run.config.adapter,
                 **params,
                 response_schema=schema,
                 retries=run.config.structured_output_retries,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deskwork.adapters.base import BaseModelAdapter, ModelResponse, assemble_stream
+from deskwork.adapters import _seam as seam
+from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.message import Message
 from deskwork.exceptions import ContextLimitError
 
@@ -109,7 +110,8 @@ async def _summarize(adapter: BaseModelAdapter, model: str, text: str) -> str:
             + (f"Summary so far:\n{summary}\n\n" if summary else "")
             + f"Conversation:\n{chunk}"
         )
-        result = await adapter.acomplete(
+        response = await seam.aresponse(
+            adapter,
             model=model,
             messages=[{"role": "user", "content": prompt}],
             tools=None,
@@ -118,11 +120,6 @@ async def _summarize(adapter: BaseModelAdapter, model: str, text: str) -> str:
             max_tokens=SUMMARY_MAX_OUTPUT_TOKENS,
             stream=False,
             stream_options=None,
-        )
-        response = (
-            result
-            if isinstance(result, ModelResponse)
-            else assemble_stream([c async for c in result])
         )
         summary = response.content or summary
     return summary
