@@ -32,6 +32,8 @@ from deskwork.tools._pool import DEFAULT_TOOL_THREADS, ToolThreadPool
 from deskwork.utils import new_id, to_jsonable, utc_now
 
 if TYPE_CHECKING:
+    from langgraph.pregel import Pregel
+
     from deskwork.runtime.session import WorkerSession
     from deskwork.runtime.worker import Worker
 
@@ -207,7 +209,7 @@ class Desk:
 
     async def arun(
         self,
-        runner: Runner,
+        runner: Runner | Pregel[Any, Any, Any, Any],
         job: Job | str,
         *,
         stream: bool | None = None,
@@ -217,7 +219,8 @@ class Desk:
         """Run ``job`` on ``runner``; always returns a Report (never raises for run failures).
 
         Args:
-            runner: a Worker, Workforce, Flow or other runner.
+            runner: a Worker, Workforce, Flow or other runner; a compiled LangGraph graph
+                runs as ``deskwork.graph.GraphRunner(graph)``.
             job: the job (a plain string becomes ``Job(input=...)``).
             stream: override the desk's ``stream`` setting for this run.
             on_event: called with every event of this run, in order.
@@ -225,6 +228,7 @@ class Desk:
                 ``{"max_iterations": 3, "max_tool_calls": 5}`` (bounded child runs).
         """
         job = job if isinstance(job, Job) else Job(input=job)
+        runner = _as_runner(runner)
         self.register(runner)
         run_id = new_id()
         events: list[Event] = []
@@ -239,7 +243,7 @@ class Desk:
 
     def run(
         self,
-        runner: Runner,
+        runner: Runner | Pregel[Any, Any, Any, Any],
         job: Job | str,
         *,
         stream: bool | None = None,
@@ -261,7 +265,7 @@ class Desk:
         report_or_run_id: Report | str,
         decision: Any = None,
         *,
-        runner: Runner | None = None,
+        runner: Runner | Pregel[Any, Any, Any, Any] | None = None,
         stream: bool | None = None,
         on_event: EventListener | None = None,
     ) -> Report:
@@ -280,7 +284,8 @@ class Desk:
         if isinstance(state, Report):
             return state
         runner = (
-            runner  # the exact runner that paused, in this process; else by name
+            (_as_runner(runner) if runner is not None else None)
+            # else the exact runner that paused, in this process; else by name
             or self._live_runners.get(run_id)
             or self.get_runner(state.runner_type, state.runner_name)
         )
@@ -309,7 +314,7 @@ class Desk:
         report_or_run_id: Report | str,
         decision: Any = None,
         *,
-        runner: Runner | None = None,
+        runner: Runner | Pregel[Any, Any, Any, Any] | None = None,
         stream: bool | None = None,
         on_event: EventListener | None = None,
     ) -> Report:
@@ -448,6 +453,17 @@ class Desk:
         from deskwork.runtime.session import WorkerSession
 
         return WorkerSession.open(self, worker, session_id, metadata)
+
+
+def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:
+    """A compiled LangGraph graph runs as ``GraphRunner(graph)``; other runners as they are."""
+    if getattr(runner, "runner_type", None) is None and type(runner).__module__.startswith(
+        "langgraph."
+    ):
+        from deskwork.graph.runner import GraphRunner
+
+        return GraphRunner(runner)
+    return runner  # type: ignore[return-value]  # a Runner (or misuse, failing in the run)
 
 
 def _stored_state(state: RunState) -> RunState:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from deskwork.core.event import Event
@@ -57,6 +58,32 @@ class RunStore(ABC):
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         """The most recently updated runs (stores may override; default: none)."""
         return []
+
+    # -- checkpoints: opaque, key-ordered items per thread (LangGraph checkpoints of a run) --
+
+    def put_checkpoint_items(
+        self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
+    ) -> None:
+        """Store ``(key, value)`` items of ``thread_id``; ``overwrite=False`` keeps existing keys.
+
+        Keys are compared by code point (bytewise for UTF-8), so a store must order them that way.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not store checkpoints")
+
+    def get_checkpoint_items(
+        self,
+        thread_id: str,
+        prefix: str = "",
+        *,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[tuple[str, bytes]]:
+        """The items of ``thread_id`` whose key starts with ``prefix``, ordered by key."""
+        raise NotImplementedError(f"{type(self).__name__} does not store checkpoints")
+
+    def delete_checkpoint_items(self, thread_id: str) -> None:
+        """Forget every item of ``thread_id``."""
+        raise NotImplementedError(f"{type(self).__name__} does not store checkpoints")
 
     def flush(self) -> None:  # noqa: B027 - optional hook
         """Make buffered writes durable (no-op for stores that write through)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from deskwork.core.event import Event
@@ -25,6 +26,7 @@ class InMemoryRunStore(RunStore):
     def __init__(self) -> None:
         self._runs: dict[str, RunRecord] = {}
         self._events: dict[str, list[str]] = {}
+        self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.Lock()
 
     def create_run(self, run_id: str, input_payload: Any) -> None:
@@ -82,3 +84,31 @@ class InMemoryRunStore(RunStore):
         with self._lock:
             runs = sorted(self._runs.values(), key=lambda r: r.updated_at, reverse=True)
         return runs[:limit]
+
+    def put_checkpoint_items(
+        self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
+    ) -> None:
+        with self._lock:
+            thread = self._checkpoints.setdefault(thread_id, {})
+            for key, value in items:
+                if overwrite or key not in thread:
+                    thread[key] = bytes(value)
+
+    def get_checkpoint_items(
+        self,
+        thread_id: str,
+        prefix: str = "",
+        *,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[tuple[str, bytes]]:
+        with self._lock:
+            thread = self._checkpoints.get(thread_id, {})
+            found = sorted((k, v) for k, v in thread.items() if k.startswith(prefix))
+        if newest_first:
+            found.reverse()
+        return found if limit is None else found[:limit]
+
+    def delete_checkpoint_items(self, thread_id: str) -> None:
+        with self._lock:
+            self._checkpoints.pop(thread_id, None)

@@ -7,6 +7,7 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,11 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id, seq);
 CREATE INDEX IF NOT EXISTS runs_updated ON runs(updated_at);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (thread_id, key)
+);
 """
+_KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
 
 # Events are written inside an open transaction that is committed at every run status
 # change, and at most this many seconds after the first uncommitted event. A background
@@ -173,6 +178,40 @@ class SQLiteRunStore(RunStore):
             )
             for row in rows
         ]
+
+    def put_checkpoint_items(
+        self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
+    ) -> None:
+        verb = "INSERT OR REPLACE" if overwrite else "INSERT OR IGNORE"
+        rows = [(thread_id, key, bytes(value)) for key, value in items]
+        with self._db.lock:
+            self._begin()  # committed with the run's next status change, or within 50 ms
+            self._db.conn.executemany(
+                f"{verb} INTO checkpoints (thread_id, key, value) VALUES (?, ?, ?)", rows
+            )
+
+    def get_checkpoint_items(
+        self,
+        thread_id: str,
+        prefix: str = "",
+        *,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[tuple[str, bytes]]:
+        order = "DESC" if newest_first else "ASC"
+        with self._db.lock:
+            rows = self._db.conn.execute(
+                "SELECT key, value FROM checkpoints WHERE thread_id=? AND key>=? AND key<?"
+                f" ORDER BY key {order} LIMIT ?",
+                (thread_id, prefix, prefix + _KEY_END, -1 if limit is None else limit),
+            ).fetchall()
+        return [(row[0], bytes(row[1])) for row in rows]
+
+    def delete_checkpoint_items(self, thread_id: str) -> None:
+        with self._db.lock:
+            self._begin()
+            self._db.conn.execute("DELETE FROM checkpoints WHERE thread_id=?", (thread_id,))
+            self._commit()
 
     def flush(self) -> None:
         with self._db.lock:
