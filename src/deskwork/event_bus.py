@@ -64,10 +64,10 @@ class EventBus:
             try:
                 result = handler(event)
             except Exception as exc:
-                self._record(event, exc)
+                self._record(event, exc, handler)
                 continue
             if inspect.isawaitable(result):
-                self._schedule(event, result)
+                self._schedule(event, result, handler)
 
     async def aemit(self, event: Event) -> None:
         """Deliver ``event`` and await async handlers before returning."""
@@ -77,16 +77,16 @@ class EventBus:
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:
-                self._record(event, exc)
+                self._record(event, exc, handler)
 
-    def _schedule(self, event: Event, awaitable: Awaitable[Any]) -> None:
+    def _schedule(self, event: Event, awaitable: Awaitable[Any], handler: EventHandler) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             try:
                 asyncio.run(_await(awaitable))
             except Exception as exc:
-                self._record(event, exc)
+                self._record(event, exc, handler)
             return
         future = asyncio.ensure_future(awaitable, loop=loop)
         with self._lock:  # a bus may be shared by threads, each with its own loop
@@ -98,7 +98,7 @@ class EventBus:
             if not fut.cancelled() and fut.exception() is not None:
                 exc = fut.exception()
                 assert exc is not None
-                self._record(event, exc)
+                self._record(event, exc, handler)
 
         future.add_done_callback(_done)
 
@@ -106,17 +106,18 @@ class EventBus:
         with self._lock:
             return [f for f in self._pending if f.get_loop() is loop]
 
-    def _record(self, event: Event, exc: BaseException) -> None:
+    def _record(self, event: Event, exc: BaseException, handler: Any) -> None:
         with self._lock:
             self._errors.append(EventHandlerError(event.type, exc))
+        _log_failure(event, exc, handler)
 
-    def record_error(self, event: Event, exc: BaseException) -> None:
+    def record_error(self, event: Event, exc: BaseException, handler: Any = None) -> None:
         """Record a failure of a listener that receives ``event`` outside the bus.
 
         The desk uses it for ``on_event`` listeners, so they fail like handlers do: the
-        error is collected, the run goes on.
+        error is collected and logged, the run goes on.
         """
-        self._record(event, exc)
+        self._record(event, exc, handler if handler is not None else "on_event")
 
     def get_errors(self) -> list[EventHandlerError]:
         """Errors raised by handlers so far."""
@@ -141,6 +142,39 @@ class EventBus:
         if raise_on_error and errors:
             raise errors[0]
         return errors
+
+
+LOGGER_NAME = "deskwork.events"
+"""The structured logger that records failing event handlers (one JSON line each)."""
+
+
+def _handler_name(handler: Any) -> str:
+    if isinstance(handler, str):
+        return handler
+    name = getattr(handler, "__qualname__", None) or getattr(handler, "__name__", None)
+    if name is None:  # a callable object or a functools.partial
+        inner = getattr(handler, "func", None)
+        name = getattr(inner, "__qualname__", None) or type(handler).__qualname__
+    module = getattr(handler, "__module__", None)
+    return f"{module}.{name}" if module else str(name)
+
+
+def _log_failure(event: Event, exc: BaseException, handler: Any) -> None:
+    """Never raises: logging a handler's failure must not break the emitter either."""
+    try:
+        from deskwork.logging import get_logger
+
+        get_logger(LOGGER_NAME).error(
+            "event handler failed",
+            event_type=event.type,
+            event_id=event.event_id,
+            run_id=event.run_id,
+            handler=_handler_name(handler),
+            error_type=type(exc).__name__,
+            error=str(exc)[:2000],
+        )
+    except Exception:  # a broken log handler: the error is still recorded
+        pass
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
