@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("langgraph")
-
-from deskwork.graph.config.schema import TopologyConfig, TopologyEdgeConfig  # noqa: E402
-from deskwork.graph.routing.topology import TopologyResolver  # noqa: E402
+from deskwork.graph.config.schema import TopologyConfig, TopologyEdgeConfig
+from deskwork.graph.routing.topology import TopologyResolver
 
 
 def _topology(*edges: tuple[str, str], default_return: str = "supervisor") -> TopologyResolver:
