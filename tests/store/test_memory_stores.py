@@ -15,64 +15,6 @@ from deskwork.testing import ScriptedAdapter, call_tool, fail, reply, structured
 from deskwork.tools import tool
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def memory(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStore:
-    if request.param == "memory":
-        return InMemoryMemoryStore()
-    return SQLiteMemoryStore(tmp_path / "memory.db")
-
-
-def test_write_read_overwrite_and_scopes(memory: MemoryStore) -> None:
-    memory.write("k", {"a": [1, 2]}, "worker:Analyst")
-    memory.write("k", "other scope", "desk")
-    assert memory.read("k", "worker:Analyst") == {"a": [1, 2]}
-    assert memory.read("k", "desk") == "other scope"
-    assert memory.read("missing", "desk") is None
-    memory.write("k", 3, "desk")
-    assert memory.read("k", "desk") == 3
-
-
-def test_values_are_copies(memory: MemoryStore) -> None:
-    value: dict[str, Any] = {"items": [1]}
-    memory.write("k", value, "s")
-    value["items"].append(2)
-    read = memory.read("k", "s")
-    assert read == {"items": [1]}
-    read["items"].append(3)
-    assert memory.read("k", "s") == {"items": [1]}
-
-
-def test_search_matches_key_or_value_substrings(memory: MemoryStore) -> None:
-    memory.write("doc1", "AI is transforming healthcare", "global")
-    memory.write("doc2", "Machine learning predicts outcomes", "global")
-    memory.write("notes", {"topic": "Healthcare costs"}, "global")
-    memory.write("doc3", "healthcare elsewhere", "other")
-    assert sorted(k for k, _ in memory.search("healthcare", "global")) == ["doc1", "notes"]
-    assert [k for k, _ in memory.search("doc2", "global")] == ["doc2"]
-    assert dict(memory.search("predicts", "global")) == {
-        "doc2": "Machine learning predicts outcomes"
-    }
-    assert memory.search("nothing-like-this", "global") == []
-
-
-def test_search_finds_non_ascii_and_literal_wildcards(memory: MemoryStore) -> None:
-    memory.write("café", "crème brûlée", "s")
-    memory.write("plain", "abc", "s")
-    memory.write("pct", "100% done", "s")
-    assert [k for k, _ in memory.search("brûlée", "s")] == ["café"]
-    assert [k for k, _ in memory.search("café", "s")] == ["café"]
-    assert memory.search("a_c", "s") == []  # "_" is not a wildcard
-    assert [k for k, _ in memory.search("0% d", "s")] == ["pct"]
-    assert memory.search("%", "s") == [("pct", "100% done")]
-
-
-def test_reset_clears_one_scope(memory: MemoryStore) -> None:
-    memory.write("a", 1, "s1")
-    memory.write("b", 2, "s2")
-    memory.reset("s1")
-    assert memory.read("a", "s1") is None and memory.read("b", "s2") == 2
-
-
 def test_sqlite_memory_persists_as_json(tmp_path: Path) -> None:
     class Item(BaseModel):
         name: str

@@ -1,31 +1,19 @@
-"""Run stores: SQLite and in-memory round trips, ordering, list_runs, atomic claim_paused."""
+"""SQLite run store specifics (sharing, reopening, the desk default); the contract shared by
+every backend is in ``test_store_contract.py``."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from deskwork import Desk, Event, Job, Message, PendingAction, RunState, ToolCall, Worker
 from deskwork.memory import SQLiteMemoryStore
-from deskwork.store import InMemoryRunStore, RunStore, SQLiteRunStore
+from deskwork.store import SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import ToolResult, tool
 from deskwork.utils import new_id, utc_now
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RunStore]:
-    made: RunStore = (
-        InMemoryRunStore() if request.param == "memory" else SQLiteRunStore(tmp_path / "runs.db")
-    )
-    yield made
-    made.close()
 
 
 def _state(run_id: str, status: Any = "paused") -> RunState:
@@ -65,81 +53,6 @@ def _event(run_id: str, n: int) -> Event:
         source="s",
         payload={"n": n, "text": "é ✓"},
     )
-
-
-def test_run_round_trip(store: RunStore) -> None:
-    store.create_run("r1", {"input": "hi", "list": [1, 2]})
-    record = store.get_run("r1")
-    assert record is not None and record.status == "running" and record.state is None
-    assert record.input == {"input": "hi", "list": [1, 2]}
-    assert record.created_at.tzinfo is not None
-    state = _state("r1")
-    store.update_run("r1", "paused", "partial", {"data": [1, "two"]}, state)
-    record = store.get_run("r1")
-    assert record is not None
-    assert (record.status, record.output, record.output_json) == (
-        "paused",
-        "partial",
-        {"data": [1, "two"]},
-    )
-    assert record.state == state
-    assert record.updated_at >= record.created_at
-    assert store.get_run("missing") is None
-    with pytest.raises(KeyError):
-        store.update_run("missing", "failed", None, None, None)
-
-
-def test_events_keep_insertion_order_per_run(store: RunStore) -> None:
-    store.create_run("a", None)
-    store.create_run("b", None)
-    written = []
-    for n in range(30):
-        event = _event("a" if n % 3 else "b", n)
-        written.append(event)
-        store.add_event(event)
-    got = store.get_events("a")
-    assert [e.event_id for e in got] == [e.event_id for e in written if e.run_id == "a"]
-    assert got[0].payload == written[1].payload and got[0].timestamp == written[1].timestamp
-    assert store.get_events("nobody") == []
-
-
-def test_list_runs_most_recent_first_with_limit(store: RunStore) -> None:
-    for run_id in ("one", "two", "three"):
-        store.create_run(run_id, None)
-        time.sleep(0.002)
-    store.update_run("one", "completed", "x", None, None)
-    runs = store.list_runs()
-    assert [r.run_id for r in runs] == ["one", "three", "two"]
-    assert [r.run_id for r in store.list_runs(limit=2)] == ["one", "three"]
-
-
-def test_claim_paused_only_once(store: RunStore) -> None:
-    store.create_run("r", None)
-    assert not store.claim_paused("r")  # running, not paused
-    store.update_run("r", "paused", None, None, _state("r"))
-    assert store.claim_paused("r")
-    assert not store.claim_paused("r")
-    record = store.get_run("r")
-    assert record is not None and record.status == "running" and record.state is not None
-    assert not store.claim_paused("missing")
-
-
-def test_claim_paused_is_atomic_across_threads(store: RunStore) -> None:
-    store.create_run("r", None)
-    store.update_run("r", "paused", None, None, _state("r"))
-    wins: list[bool] = []
-    barrier = threading.Barrier(8)
-
-    def claim() -> None:
-        barrier.wait()
-        wins.append(store.claim_paused("r"))
-
-    threads = [threading.Thread(target=claim) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(wins) == [False] * 7 + [True]
 
 
 def test_sqlite_claim_paused_is_atomic_across_connections(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from deskwork import ContextLimitError, Desk, EventLoopRunningError, Message, ToolCall, Worker
-from deskwork.store import InMemorySessionStore, SessionStore, SQLiteSessionStore
+from deskwork import ContextLimitError, Desk, EventLoopRunningError, Worker
+from deskwork.store import InMemorySessionStore, SQLiteSessionStore
 from deskwork.testing import ScriptedAdapter, Turn, call_tool, fail, reply
 from deskwork.tools import tool
 
@@ -35,39 +35,6 @@ def test_sqlite_session_schema_matches_the_docs(tmp_path: Path) -> None:
     assert columns["session_messages"] == ["id", "session_id", "message_json", "timestamp"]
     fks = list(conn.execute("PRAGMA foreign_key_list(session_messages)"))
     assert fks and fks[0][2] == "sessions" and fks[0][6] == "CASCADE"
-
-
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_session_store_round_trip(tmp_path: Path, kind: str) -> None:
-    store: SessionStore = (
-        InMemorySessionStore() if kind == "memory" else SQLiteSessionStore(tmp_path / "s.db")
-    )
-    record = store.create_session("s1", "Assistant", {"user_id": "123"})
-    assert (record.id, record.worker_name, record.metadata) == (
-        "s1",
-        "Assistant",
-        {"user_id": "123"},
-    )
-    got = store.get_session("s1")
-    assert got is not None and got.metadata == {"user_id": "123"}
-    messages = [
-        Message(role="user", content="hi"),
-        Message(
-            role="assistant",
-            content=None,
-            tool_calls=[ToolCall(id="c", name="t", arguments={"a": 1})],
-        ),
-        Message(role="tool", content="r", tool_call_id="c", name="t"),
-    ]
-    store.replace_messages("s1", messages)
-    assert store.get_messages("s1") == messages
-    store.replace_messages("s1", messages[:1])
-    assert store.get_messages("s1") == messages[:1]
-    store.delete_session("s1")
-    assert store.get_session("s1") is None and store.get_messages("s1") == []
-    with pytest.raises(Exception):  # noqa: B017 - unknown session / duplicate id
-        store.create_session("s2", "w", {})
-        store.create_session("s2", "w", {})
 
 
 # --------------------------------------------------------------------------- sessions

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from deskwork.core._model import DeskworkModel
+from deskwork.core._model import DeskworkModel, as_stored_dict
 from deskwork.core.message import Message
 from deskwork.core.pending import PendingAction
 from deskwork.core.tool_call import ToolCall
 from deskwork.core.types import RunStatus
 
-__all__ = ["RunRecord", "RunState"]
+__all__ = ["RunOwner", "RunRecord", "RunState"]
 
 
 class RunState(DeskworkModel):
@@ -31,6 +31,17 @@ class RunState(DeskworkModel):
     iteration: int = 0
     payload: dict[str, Any] = Field(default_factory=dict)
 
+    _stored_dicts = field_validator("job", "payload", mode="before")(as_stored_dict)
+
+
+class RunOwner(DeskworkModel):
+    """The process that started (or last resumed) a run: tells a live run from an interrupted one."""
+
+    host: str
+    pid: int
+    start_token: str = ""
+    """The process's start time as the OS reports it (tells a reused pid from the owner)."""
+
 
 class RunRecord(DeskworkModel):
     """A run as the run store keeps it."""
@@ -43,3 +54,7 @@ class RunRecord(DeskworkModel):
     created_at: datetime
     updated_at: datetime
     state: RunState | None = None
+    runner: str | None = None
+    """The name of the runner that started the run (when the store was told)."""
+    owner: RunOwner | None = None
+    """The process running it, recorded when the run starts or is resumed."""

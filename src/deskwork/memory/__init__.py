@@ -1,7 +1,8 @@
 """Memory stores and local embedding functions.
 
-``VectorMemoryStore`` needs the ``vector`` extra and ``LocalSemanticEmbedding`` the
-``embeddings`` extra; both are imported lazily.
+``VectorMemoryStore`` needs the ``vector`` extra, ``LocalSemanticEmbedding`` the
+``embeddings`` extra and ``PostgresMemoryStore`` the ``postgres`` extra; all are imported
+lazily.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from deskwork.memory.simple import InMemoryMemoryStore, SQLiteMemoryStore
 
 if TYPE_CHECKING:
     from deskwork.memory._embeddings import HashingEmbedding, LocalSemanticEmbedding
+    from deskwork.memory.postgres import PostgresMemoryStore
     from deskwork.memory.vector import VectorMemoryStore
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "InMemoryMemoryStore",
     "LocalSemanticEmbedding",
     "MemoryStore",
+    "PostgresMemoryStore",
     "SQLiteMemoryStore",
     "VectorMemoryStore",
 ]
@@ -28,6 +31,7 @@ __all__ = [
 _LAZY = {
     "HashingEmbedding": "deskwork.memory._embeddings",
     "LocalSemanticEmbedding": "deskwork.memory._embeddings",
+    "PostgresMemoryStore": "deskwork.memory.postgres",
     "VectorMemoryStore": "deskwork.memory.vector",
 }
 

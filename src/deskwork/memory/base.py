@@ -27,6 +27,9 @@ class MemoryStore(ABC):
     def reset(self, scope: str) -> None:
         """Forget everything in ``scope``."""
 
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (database connections); a no-op by default."""
+
 
 class ExternalMemoryStore(MemoryStore):
     """A stub to subclass when integrating another storage system.

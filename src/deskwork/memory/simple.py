@@ -6,13 +6,9 @@ import copy
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from deskwork.memory.base import MemoryStore
-
-if TYPE_CHECKING:
-    pass
-
 from deskwork.utils import to_jsonable, utc_now
 
 __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
@@ -49,6 +45,15 @@ class InMemoryMemoryStore(MemoryStore):
             self._data.pop(scope, None)
 
 
+# Forward migrations: append, never edit a released entry (version n = entry n - 1).
+_MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE IF NOT EXISTS memory (scope TEXT NOT NULL, key TEXT NOT NULL,"
+        " value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key))",
+    ],
+]
+
+
 class SQLiteMemoryStore(MemoryStore):
     """Memory persisted in SQLite; values are JSON; search matches key or value substrings."""
 
@@ -56,23 +61,23 @@ class SQLiteMemoryStore(MemoryStore):
         from deskwork.store._sqlite import SQLiteDatabase  # sqlite3 loads on first use
 
         self._db = SQLiteDatabase(path)
-        with self._db.lock:
-            self._db.conn.execute(
-                "CREATE TABLE IF NOT EXISTS memory (scope TEXT NOT NULL, key TEXT NOT NULL,"
-                " value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (scope, key))"
-            )
+        try:
+            self._db.migrate("memory", _MIGRATIONS)
+        except BaseException:
+            self._db.close()
+            raise
 
     def write(self, key: str, value: Any, scope: str) -> None:
         encoded = json.dumps(to_jsonable(value), ensure_ascii=False)  # searchable as written
-        with self._db.lock:
-            self._db.conn.execute(
+        with self._db.locked() as conn:
+            conn.execute(
                 "INSERT OR REPLACE INTO memory (scope, key, value, updated_at) VALUES (?,?,?,?)",
                 (scope, key, encoded, utc_now().isoformat()),
             )
 
     def read(self, key: str, scope: str) -> Any | None:
-        with self._db.lock:
-            row = self._db.conn.execute(
+        with self._db.locked() as conn:
+            row = conn.execute(
                 "SELECT value FROM memory WHERE scope=? AND key=?", (scope, key)
             ).fetchone()
         return json.loads(row[0]) if row else None
@@ -80,8 +85,8 @@ class SQLiteMemoryStore(MemoryStore):
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
-        with self._db.lock:
-            rows = self._db.conn.execute(
+        with self._db.locked() as conn:
+            rows = conn.execute(
                 "SELECT key, value FROM memory WHERE scope=?"
                 " AND (key LIKE ? ESCAPE '\\' OR value LIKE ? ESCAPE '\\') ORDER BY key",
                 (scope, pattern, pattern),
@@ -89,5 +94,9 @@ class SQLiteMemoryStore(MemoryStore):
         return [(row[0], json.loads(row[1])) for row in rows]
 
     def reset(self, scope: str) -> None:
-        with self._db.lock:
-            self._db.conn.execute("DELETE FROM memory WHERE scope=?", (scope,))
+        with self._db.locked() as conn:
+            conn.execute("DELETE FROM memory WHERE scope=?", (scope,))
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()

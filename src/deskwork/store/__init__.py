@@ -1,10 +1,15 @@
-"""Run and session storage: interfaces plus in-memory and SQLite implementations."""
+"""Run and session storage: interfaces plus in-memory, SQLite and PostgreSQL implementations.
+
+``SQLiteRunStore`` loads ``sqlite3`` on first use; the PostgreSQL stores need the
+``postgres`` extra and are imported lazily (``import deskwork`` never imports psycopg).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from deskwork.core.state import RunRecord, RunState
+from deskwork.core.state import RunOwner, RunRecord, RunState
+from deskwork.store._errors import StoreError
 from deskwork.store.base import RunStore
 from deskwork.store.memory import InMemoryRunStore
 from deskwork.store.session import (
@@ -15,11 +20,15 @@ from deskwork.store.session import (
 )
 
 if TYPE_CHECKING:
+    from deskwork.store.postgres import PostgresRunStore, PostgresSessionStore
     from deskwork.store.sqlite import SQLiteRunStore
 
 __all__ = [
     "InMemoryRunStore",
     "InMemorySessionStore",
+    "PostgresRunStore",
+    "PostgresSessionStore",
+    "RunOwner",
     "RunRecord",
     "RunState",
     "RunStore",
@@ -27,12 +36,20 @@ __all__ = [
     "SQLiteSessionStore",
     "SessionRecord",
     "SessionStore",
+    "StoreError",
 ]
+
+_LAZY = {
+    "PostgresRunStore": "deskwork.store.postgres",
+    "PostgresSessionStore": "deskwork.store.postgres",
+    "SQLiteRunStore": "deskwork.store.sqlite",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SQLiteRunStore":  # sqlite3 loads on first use
-        from deskwork.store.sqlite import SQLiteRunStore
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deskwork.store' has no attribute {name!r}")
+    import importlib
 
-        return SQLiteRunStore
-    raise AttributeError(f"module 'deskwork.store' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

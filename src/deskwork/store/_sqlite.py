@@ -1,29 +1,139 @@
-"""Shared SQLite connection handling for the embedded stores."""
+"""Shared SQLite connection handling for the embedded stores.
+
+Opening a database checks it: an existing file of 0 bytes, a file that is not a SQLite
+database, or (for files up to ``QUICK_CHECK_MAX_BYTES``) one that fails ``PRAGMA
+quick_check`` raises :class:`~deskwork.store.StoreError` naming the file. Later corruption
+errors raise the same error. The damaged file is never changed, overwritten or removed.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["SQLiteDatabase"]
+from deskwork.store._errors import StoreError
+
+__all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems"]
+
+QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024
+"""Files up to this size are checked with ``PRAGMA quick_check`` when opened (~0.1 s/64 MB)."""
+_FRESH_SECONDS = 2.0  # an empty file younger than this is another process creating the store
+_SCHEMA_TABLE = (
+    "CREATE TABLE IF NOT EXISTS deskwork_schema"
+    " (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+)
+
+
+def _damaged(path: Path, problem: str) -> StoreError:
+    return StoreError(
+        f"the deskwork database {path} is damaged ({problem}). It was left as it is: restore"
+        f" it from a backup, or move it away (e.g. to {path.name}.damaged) to start a new"
+        " store; 'deskwork doctor' reports what is wrong.",
+        location=str(path),
+    )
 
 
 class SQLiteDatabase:
-    """One thread-safe connection to a SQLite file, in WAL mode."""
+    """One thread-safe connection to a SQLite file, in WAL mode, checked when opened.
 
-    def __init__(self, path: str | Path) -> None:
+    Every statement commits on its own (autocommit) unless run inside :meth:`transaction`.
+    """
+
+    def __init__(self, path: str | Path, *, check: bool = True) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
+        memory = str(path) == ":memory:"
+        if not memory:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._check_file()
+        try:
+            self.conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.path, str(exc)) from None
         self.lock = threading.RLock()
+        try:
+            self._prepare(check=check and not memory)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _prepare(self, *, check: bool) -> None:
+        with self.locked() as conn:
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            if check and self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+                problems = integrity_problems(conn, quick=True)
+                if problems:
+                    raise _damaged(self.path, "; ".join(problems[:3]))
+
+    def _check_file(self) -> None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return
+        if stat.st_size == 0 and time.time() - stat.st_mtime > _FRESH_SECONDS:
+            raise _damaged(self.path, "the file is empty: it was truncated or never written")
+
+    @contextmanager
+    def locked(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; corruption errors become :class:`StoreError`."""
         with self.lock:
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.execute("PRAGMA busy_timeout=5000")
+            try:
+                yield self.conn
+            except sqlite3.DatabaseError as exc:
+                if type(exc) is sqlite3.DatabaseError:  # not locked/integrity/programming errors
+                    raise _damaged(self.path, str(exc)) from exc
+                raise
+
+    @contextmanager
+    def transaction(self, *, immediate: bool = False) -> Iterator[sqlite3.Connection]:
+        """The connection inside one transaction, committed on success, rolled back on error."""
+        with self.locked() as conn:
+            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def migrate(self, component: str, migrations: Sequence[Sequence[str]]) -> None:
+        """Apply the migrations ``component`` lacks; version ``n`` is ``migrations[n - 1]``."""
+        with self.transaction(immediate=True) as conn:  # one process migrates at a time
+            conn.execute(_SCHEMA_TABLE)
+            row = conn.execute(
+                "SELECT version FROM deskwork_schema WHERE component=?", (component,)
+            ).fetchone()
+            current = int(row[0]) if row else 0
+            if current > len(migrations):
+                raise StoreError(
+                    f"the {component} tables in {self.path} have schema version {current},"
+                    f" newer than this deskwork knows ({len(migrations)}): upgrade deskwork",
+                    location=str(self.path),
+                )
+            for statements in migrations[current:]:
+                for statement in statements:
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO deskwork_schema (component, version) VALUES (?, ?)",
+                (component, len(migrations)),
+            )
 
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def integrity_problems(conn: sqlite3.Connection, *, quick: bool) -> list[str]:
+    """What ``PRAGMA quick_check``/``integrity_check`` finds (empty when the file is sound)."""
+    try:
+        rows = conn.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    found = [str(row[0]) for row in rows]
+    return [] if found == ["ok"] else found

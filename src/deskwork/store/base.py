@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from deskwork.core.event import Event
@@ -17,8 +18,14 @@ class RunStore(ABC):
     """Persists run records, resume state and the ordered event log of each run."""
 
     @abstractmethod
-    def create_run(self, run_id: str, input_payload: Any) -> None:
-        """Record a new run with status ``running``."""
+    def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        """Record a new run with status ``running``, owned by this process.
+
+        Args:
+            run_id: the new run's id.
+            input_payload: the job as JSON-able data.
+            runner: the name of the runner (``deskwork runs --runner`` filters on it).
+        """
 
     @abstractmethod
     def update_run(
@@ -44,7 +51,8 @@ class RunStore(ABC):
         """The run's events in the order they were added."""
 
     def claim_paused(self, run_id: str) -> bool:
-        """Atomically move a paused run to ``running``; ``False`` if it was not paused.
+        """Atomically move a paused run to ``running``, owned by this process; ``False`` if it
+        was not paused.
 
         Stops two processes from resuming the same pause (which could repeat a tool call).
         The default is not atomic; stores shared between processes override it.
@@ -55,8 +63,24 @@ class RunStore(ABC):
         self.update_run(run_id, "running", record.output, record.output_json, record.state)
         return True
 
-    def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        """The most recently updated runs (stores may override; default: none)."""
+    def list_runs(
+        self,
+        limit: int = 20,
+        *,
+        status: str | None = None,
+        runner: str | None = None,
+        since: datetime | None = None,
+    ) -> list[RunRecord]:
+        """The most recently updated runs, newest first, without their state.
+
+        Args:
+            limit: at most this many.
+            status: only runs with this stored status (``running``, ``paused``, ...).
+            runner: only runs started by the runner of this name.
+            since: only runs updated at or after this (timezone-aware) time.
+
+        Stores may override; the default lists none.
+        """
         return []
 
     # -- checkpoints: opaque, key-ordered items per thread (LangGraph checkpoints of a run) --

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from deskwork.core.event import Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
+from deskwork.store._owner import current_owner
 from deskwork.store.base import RunStore
 from deskwork.utils import utc_now
 
 __all__ = ["InMemoryRunStore"]
+
+
+DEFAULT_MAX_RUNS = 1000
 
 
 class InMemoryRunStore(RunStore):
@@ -21,20 +27,50 @@ class InMemoryRunStore(RunStore):
     Events are kept as JSON text, like a real store: a stored event cannot be changed
     through an object the caller still holds, and thousands of kept events do not slow
     the garbage collector (plain strings are not tracked by it).
+
+    Args:
+        max_runs: keep at most this many runs (default 1000) so a long-lived process does
+            not grow without bound: when a new run would exceed it, the finished runs
+            (``completed``/``failed``) updated longest ago are dropped with their events and
+            checkpoints. Running and paused runs are never dropped (a paused run must stay
+            resumable), so the bound can be exceeded while that many are unfinished.
+            ``None`` keeps every run.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_runs: int | None = DEFAULT_MAX_RUNS) -> None:
+        if max_runs is not None and max_runs < 1:
+            raise ValueError("max_runs must be >= 1 (or None for no bound)")
+        self.max_runs = max_runs
         self._runs: dict[str, RunRecord] = {}
         self._events: dict[str, list[str]] = {}
         self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.Lock()
 
-    def create_run(self, run_id: str, input_payload: Any) -> None:
+    def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         now = utc_now()
+        record = RunRecord(
+            run_id=run_id,
+            status="running",
+            input=input_payload,
+            created_at=now,
+            updated_at=now,
+            runner=runner,
+            owner=current_owner(),
+        )
         with self._lock:
-            self._runs[run_id] = RunRecord(
-                run_id=run_id, status="running", input=input_payload, created_at=now, updated_at=now
-            )
+            self._runs.pop(run_id, None)  # a re-created id counts as the newest
+            self._runs[run_id] = record
+            self._events.pop(run_id, None)
+            if self.max_runs is not None and len(self._runs) > self.max_runs:
+                self._drop_finished(len(self._runs) - self.max_runs)
+
+    def _drop_finished(self, count: int) -> None:
+        finished = [r for r in self._runs.values() if r.status in ("completed", "failed")]
+        finished.sort(key=lambda r: r.updated_at)
+        for record in finished[:count]:
+            del self._runs[record.run_id]
+            self._events.pop(record.run_id, None)
+            self._checkpoints.pop(record.run_id, None)
 
     def update_run(
         self,
@@ -63,7 +99,9 @@ class InMemoryRunStore(RunStore):
             record = self._runs.get(run_id)
             if record is None or record.status != "paused":
                 return False
-            self._runs[run_id] = record.model_copy(update={"status": "running"})
+            self._runs[run_id] = record.model_copy(
+                update={"status": "running", "updated_at": utc_now(), "owner": current_owner()}
+            )
             return True
 
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -80,10 +118,24 @@ class InMemoryRunStore(RunStore):
             texts = list(self._events.get(run_id, ()))
         return [Event.model_validate_json(text) for text in texts]
 
-    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+    def list_runs(
+        self,
+        limit: int = 20,
+        *,
+        status: str | None = None,
+        runner: str | None = None,
+        since: datetime | None = None,
+    ) -> list[RunRecord]:
         with self._lock:
             runs = sorted(self._runs.values(), key=lambda r: r.updated_at, reverse=True)
-        return runs[:limit]
+        chosen = (
+            r.model_copy(update={"state": None})
+            for r in runs
+            if (status is None or r.status == status)
+            and (runner is None or r.runner == runner)
+            and (since is None or r.updated_at >= since)
+        )
+        return list(itertools.islice(chosen, max(limit, 0)))
 
     def put_checkpoint_items(
         self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True

@@ -7,16 +7,13 @@ import threading
 from abc import ABC, abstractmethod
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.utils import new_id, utc_now
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
 
@@ -38,7 +35,11 @@ class SessionStore(ABC):
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
-        """Create a session (replacing none: the id must be new)."""
+        """Create a session.
+
+        Raises:
+            ValueError: a session with this id exists.
+        """
 
     @abstractmethod
     def get_session(self, session_id: str) -> SessionRecord | None:
@@ -50,7 +51,11 @@ class SessionStore(ABC):
 
     @abstractmethod
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        """Replace the session's whole history (after a turn or a compaction)."""
+        """Replace the session's whole history (after a turn or a compaction).
+
+        Raises:
+            KeyError: no such session.
+        """
 
     @abstractmethod
     def delete_session(self, session_id: str) -> None:
@@ -108,18 +113,17 @@ class InMemorySessionStore(SessionStore):
             self._messages.pop(session_id, None)
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY, worker_name TEXT NOT NULL, metadata TEXT NOT NULL,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS session_messages (
-    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, message_json TEXT NOT NULL,
-    timestamp TEXT NOT NULL,
-    FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
-);
-CREATE INDEX IF NOT EXISTS session_messages_session ON session_messages(session_id);
-"""
+# Forward migrations: append, never edit a released entry (version n = entry n - 1).
+_MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, worker_name TEXT NOT NULL,"
+        " metadata TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS session_messages (id TEXT PRIMARY KEY,"
+        " session_id TEXT NOT NULL, message_json TEXT NOT NULL, timestamp TEXT NOT NULL,"
+        " FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE)",
+        "CREATE INDEX IF NOT EXISTS session_messages_session ON session_messages(session_id)",
+    ],
+]
 
 
 class SQLiteSessionStore(SessionStore):
@@ -129,19 +133,24 @@ class SQLiteSessionStore(SessionStore):
         from deskwork.store._sqlite import SQLiteDatabase  # sqlite3 loads on first use
 
         self._db = SQLiteDatabase(path)
-        with self._db.lock:
-            self._db.conn.executescript(_SCHEMA)
+        try:
+            self._db.migrate("sessions", _MIGRATIONS)
+        except BaseException:
+            self._db.close()
+            raise
 
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
         now = utc_now()
-        with self._db.lock:
-            self._db.conn.execute(
-                "INSERT INTO sessions (id, worker_name, metadata, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
+        with self._db.locked() as conn:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, worker_name, metadata, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?)",
                 (session_id, worker_name, json.dumps(metadata), now.isoformat(), now.isoformat()),
             )
+        if cursor.rowcount == 0:
+            raise ValueError(f"session {session_id!r} already exists")
         return SessionRecord(
             id=session_id,
             worker_name=worker_name,
@@ -151,8 +160,8 @@ class SQLiteSessionStore(SessionStore):
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
-        with self._db.lock:
-            row = self._db.conn.execute(
+        with self._db.locked() as conn:
+            row = conn.execute(
                 "SELECT id, worker_name, metadata, created_at, updated_at FROM sessions WHERE id=?",
                 (session_id,),
             ).fetchone()
@@ -167,8 +176,8 @@ class SQLiteSessionStore(SessionStore):
         )
 
     def get_messages(self, session_id: str) -> list[Message]:
-        with self._db.lock:
-            rows = self._db.conn.execute(
+        with self._db.locked() as conn:
+            rows = conn.execute(
                 "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
                 (session_id,),
             ).fetchall()
@@ -176,25 +185,20 @@ class SQLiteSessionStore(SessionStore):
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
         now = utc_now().isoformat()
-        with self._db.lock:
-            conn = self._db.conn
-            conn.execute("BEGIN")
-            try:
-                conn.execute("DELETE FROM session_messages WHERE session_id=?", (session_id,))
-                conn.executemany(
-                    "INSERT INTO session_messages (id, session_id, message_json, timestamp)"
-                    " VALUES (?, ?, ?, ?)",
-                    [(new_id(), session_id, m.model_dump_json(), now) for m in messages],
-                )
-                conn.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now, session_id))
-                conn.execute("COMMIT")
-            except Exception:
-                conn.execute("ROLLBACK")
-                raise
+        with self._db.transaction() as conn:
+            cursor = conn.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now, session_id))
+            if cursor.rowcount == 0:
+                raise KeyError(f"unknown session {session_id!r}")
+            conn.execute("DELETE FROM session_messages WHERE session_id=?", (session_id,))
+            conn.executemany(
+                "INSERT INTO session_messages (id, session_id, message_json, timestamp)"
+                " VALUES (?, ?, ?, ?)",
+                [(new_id(), session_id, m.model_dump_json(), now) for m in messages],
+            )
 
     def delete_session(self, session_id: str) -> None:
-        with self._db.lock:
-            self._db.conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+        with self._db.locked() as conn:
+            conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
 
     def close(self) -> None:
         self._db.close()

@@ -1,0 +1,458 @@
+"""PostgreSQL run and session stores (the ``postgres`` extra: psycopg 3 and psycopg-pool).
+
+All stores of one URL share one connection pool (:class:`PostgresDatabase`). Tables are
+named ``deskwork_*`` so they can live beside other applications' tables (DBOS's included);
+``deskwork_schema`` records each component's schema version, and opening a store applies
+the forward migrations it lacks (under an advisory lock, so concurrent processes migrate
+once). Every write is committed before its call returns.
+
+Use it through one URL::
+
+    Desk(database_url="postgresql://user:password@host:5432/dbname")
+    # or: DESKWORK_DATABASE_URL=postgresql://... in the environment
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from deskwork._extras import require
+from deskwork.core.event import Event
+from deskwork.core.message import Message
+from deskwork.core.state import RunOwner, RunRecord, RunState
+from deskwork.core.types import RunStatus
+from deskwork.exceptions import ConfigurationError
+from deskwork.store._errors import StoreError
+from deskwork.store._owner import current_owner
+from deskwork.store._url import redact_url
+from deskwork.store.base import RunStore
+from deskwork.store.session import SessionRecord, SessionStore
+from deskwork.utils import new_id, to_jsonable, utc_now
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["PostgresDatabase", "PostgresRunStore", "PostgresSessionStore"]
+
+_MIGRATION_LOCK = 0x6465736B776F726B  # "deskwork": serializes schema migrations
+_SCHEMA_TABLE = (
+    "CREATE TABLE IF NOT EXISTS deskwork_schema"
+    " (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+)
+
+
+class PostgresDatabase:
+    """A connection pool for one PostgreSQL URL, shared by the stores that use it.
+
+    Get one with :meth:`shared` (reference-counted: the pool closes when the last store
+    releases it). Connections are in autocommit mode; :meth:`transaction` groups statements.
+    """
+
+    _shared: ClassVar[dict[str, PostgresDatabase]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, url: str, *, max_size: int = 10, connect_timeout: float = 10.0) -> None:
+        require("psycopg", "postgres")
+        pool_module = require("psycopg_pool", "postgres")
+        self.url = url
+        self._users = 0
+        self._check_reachable(connect_timeout)
+        self.pool: ConnectionPool[Any] = pool_module.ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            open=False,
+            name="deskwork",
+        )
+        self.pool.open(wait=True, timeout=connect_timeout)
+
+    def _check_reachable(self, timeout: float) -> None:
+        import psycopg
+
+        try:
+            psycopg.connect(self.url, connect_timeout=max(1, int(timeout))).close()
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigurationError(
+                f"cannot connect to the database at {redact_url(self.url)}: {reason}"
+            ) from None
+
+    @classmethod
+    def shared(cls, url: str) -> PostgresDatabase:
+        """The pool of ``url`` for one more user (call :meth:`release` when done)."""
+        with cls._shared_lock:
+            database = cls._shared.get(url)
+            if database is None:
+                database = cls._shared[url] = cls(url)
+            database._users += 1
+            return database
+
+    def release(self) -> None:
+        """One user is done; the pool closes when none is left."""
+        with self._shared_lock:
+            self._users -= 1
+            if self._users > 0:
+                return
+            if self._shared.get(self.url) is self:
+                del self._shared[self.url]
+        self.pool.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection (autocommit)."""
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection inside one transaction (committed on success)."""
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def migrate(self, component: str, migrations: Sequence[Sequence[str]]) -> None:
+        """Apply the migrations ``component`` lacks; version ``n`` is ``migrations[n - 1]``."""
+        with self.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(_SCHEMA_TABLE)
+            row = conn.execute(
+                "SELECT version FROM deskwork_schema WHERE component=%s", (component,)
+            ).fetchone()
+            current = int(row[0]) if row else 0
+            if current > len(migrations):
+                raise StoreError(
+                    f"the {component} tables at {redact_url(self.url)} have schema version"
+                    f" {current}, newer than this deskwork knows ({len(migrations)}):"
+                    " upgrade deskwork",
+                    location=redact_url(self.url),
+                )
+            for statements in migrations[current:]:
+                for statement in statements:
+                    conn.execute(statement)  # a constant from the migration lists
+            conn.execute(
+                "INSERT INTO deskwork_schema (component, version) VALUES (%s, %s)"
+                " ON CONFLICT (component) DO UPDATE SET version=EXCLUDED.version",
+                (component, len(migrations)),
+            )
+
+    def schema_versions(self) -> dict[str, int]:
+        """Each component's schema version (empty before any store was opened)."""
+        with self.connection() as conn:
+            conn.execute(_SCHEMA_TABLE)
+            rows = conn.execute("SELECT component, version FROM deskwork_schema").fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+
+# Forward migrations: append, never edit a released entry.
+_RUN_MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE IF NOT EXISTS deskwork_runs (run_id TEXT PRIMARY KEY,"
+        " status TEXT NOT NULL, input TEXT, output TEXT, output_json TEXT, state TEXT,"
+        " created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS deskwork_runs_updated ON deskwork_runs (updated_at)",
+        "CREATE TABLE IF NOT EXISTS deskwork_events (seq BIGSERIAL PRIMARY KEY,"
+        " event_id TEXT NOT NULL, run_id TEXT NOT NULL, type TEXT NOT NULL,"
+        " timestamp TIMESTAMPTZ NOT NULL, source TEXT NOT NULL, payload TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS deskwork_events_run ON deskwork_events (run_id, seq)",
+    ],
+    [
+        "ALTER TABLE deskwork_runs ADD COLUMN IF NOT EXISTS runner TEXT",
+        "ALTER TABLE deskwork_runs ADD COLUMN IF NOT EXISTS owner TEXT",
+        "CREATE TABLE IF NOT EXISTS deskwork_checkpoints (thread_id TEXT NOT NULL,"
+        ' key TEXT COLLATE "C" NOT NULL, value BYTEA NOT NULL, PRIMARY KEY (thread_id, key))',
+    ],
+]
+_SESSION_MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE IF NOT EXISTS deskwork_sessions (id TEXT PRIMARY KEY,"
+        " worker_name TEXT NOT NULL, metadata TEXT NOT NULL,"
+        " created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS deskwork_session_messages (seq BIGSERIAL PRIMARY KEY,"
+        " id TEXT NOT NULL, session_id TEXT NOT NULL"
+        " REFERENCES deskwork_sessions (id) ON DELETE CASCADE,"
+        " message_json TEXT NOT NULL, timestamp TIMESTAMPTZ NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS deskwork_session_messages_session"
+        " ON deskwork_session_messages (session_id, seq)",
+    ],
+]
+RUN_SCHEMA_VERSION = len(_RUN_MIGRATIONS)
+SESSION_SCHEMA_VERSION = len(_SESSION_MIGRATIONS)
+
+_RUN_COLUMNS = (
+    "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
+)
+
+
+class _PostgresStore:
+    """Opens (and migrates) a shared pool; ``close`` releases it."""
+
+    _component: ClassVar[str]
+    _migrations: ClassVar[list[list[str]]]
+
+    def __init__(self, url: str) -> None:
+        self._db = PostgresDatabase.shared(url)
+        self._closed = False
+        try:
+            self._db.migrate(self._component, self._migrations)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def database(self) -> PostgresDatabase:
+        """The shared connection pool."""
+        return self._db
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._db.release()
+
+
+class PostgresRunStore(_PostgresStore, RunStore):
+    """Runs, events and checkpoints in PostgreSQL (``deskwork_runs``, ``deskwork_events``)."""
+
+    _component = "runs"
+    _migrations = _RUN_MIGRATIONS
+
+    def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        now = utc_now()
+        owner = current_owner().model_dump_json()
+        with self._db.connection() as conn:
+            conn.execute(
+                "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at,"
+                " runner, owner) VALUES (%s, 'running', %s, %s, %s, %s, %s)"
+                " ON CONFLICT (run_id) DO UPDATE SET status='running', input=EXCLUDED.input,"
+                " output=NULL, output_json=NULL, state=NULL, created_at=EXCLUDED.created_at,"
+                " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner",
+                (run_id, _dumps(input_payload), now, now, runner, owner),
+            )
+
+    def update_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+    ) -> None:
+        state_json = state.model_dump_json() if state is not None else None
+        with self._db.connection() as conn:
+            cursor = conn.execute(
+                "UPDATE deskwork_runs SET status=%s, output=%s, output_json=%s, state=%s,"
+                " updated_at=%s WHERE run_id=%s",
+                (status, output, _dumps(output_json), state_json, utc_now(), run_id),
+            )
+        if cursor.rowcount == 0:
+            raise KeyError(f"unknown run {run_id!r}")
+
+    def claim_paused(self, run_id: str) -> bool:
+        with self._db.connection() as conn:
+            cursor = conn.execute(
+                "UPDATE deskwork_runs SET status='running', updated_at=%s, owner=%s"
+                " WHERE run_id=%s AND status='paused'",
+                (utc_now(), current_owner().model_dump_json(), run_id),
+            )
+        return cursor.rowcount == 1
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
+                (run_id,),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def list_runs(
+        self,
+        limit: int = 20,
+        *,
+        status: str | None = None,
+        runner: str | None = None,
+        since: datetime | None = None,
+    ) -> list[RunRecord]:
+        where, params = _filters(status, runner, since)
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                f"SELECT {_RUN_COLUMNS.format(state='NULL')} FROM deskwork_runs"
+                f"{where} ORDER BY updated_at DESC LIMIT %s",
+                (*params, limit),
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    def add_event(self, event: Event) -> None:
+        with self._db.connection() as conn:
+            conn.execute(
+                "INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                (
+                    event.event_id,
+                    event.run_id,
+                    str(event.type),
+                    event.timestamp,
+                    event.source,
+                    json.dumps(event.payload, default=str),
+                ),
+            )
+
+    def get_events(self, run_id: str) -> list[Event]:
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
+                " WHERE run_id=%s ORDER BY seq",
+                (run_id,),
+            ).fetchall()
+        return [
+            Event(
+                event_id=r[0],
+                type=r[1],
+                timestamp=r[2],
+                run_id=r[3],
+                source=r[4],
+                payload=json.loads(r[5]),
+            )
+            for r in rows
+        ]
+
+    def put_checkpoint_items(
+        self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
+    ) -> None:
+        action = "UPDATE SET value=EXCLUDED.value" if overwrite else "NOTHING"
+        rows = [(thread_id, key, bytes(value)) for key, value in items]
+        with self._db.transaction() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO deskwork_checkpoints (thread_id, key, value) VALUES (%s, %s, %s)"
+                f" ON CONFLICT (thread_id, key) DO {action}",
+                rows,
+            )
+
+    def get_checkpoint_items(
+        self,
+        thread_id: str,
+        prefix: str = "",
+        *,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[tuple[str, bytes]]:
+        order = "DESC" if newest_first else "ASC"
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT key, value FROM deskwork_checkpoints WHERE thread_id=%s"
+                f" AND starts_with(key, %s) ORDER BY key {order} LIMIT %s",
+                (thread_id, prefix, limit),
+            ).fetchall()
+        return [(str(r[0]), bytes(r[1])) for r in rows]
+
+    def delete_checkpoint_items(self, thread_id: str) -> None:
+        with self._db.connection() as conn:
+            conn.execute("DELETE FROM deskwork_checkpoints WHERE thread_id=%s", (thread_id,))
+
+
+class PostgresSessionStore(_PostgresStore, SessionStore):
+    """Sessions and their messages in PostgreSQL (``deskwork_sessions``)."""
+
+    _component = "sessions"
+    _migrations = _SESSION_MIGRATIONS
+
+    def create_session(
+        self, session_id: str, worker_name: str, metadata: dict[str, Any]
+    ) -> SessionRecord:
+        now = utc_now()
+        with self._db.connection() as conn:
+            cursor = conn.execute(
+                "INSERT INTO deskwork_sessions (id, worker_name, metadata, created_at, updated_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (session_id, worker_name, json.dumps(to_jsonable(metadata)), now, now),
+            )
+        if cursor.rowcount == 0:
+            raise ValueError(f"session {session_id!r} already exists")
+        return SessionRecord(
+            id=session_id,
+            worker_name=worker_name,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT id, worker_name, metadata, created_at, updated_at FROM deskwork_sessions"
+                " WHERE id=%s",
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return SessionRecord(
+            id=row[0],
+            worker_name=row[1],
+            metadata=json.loads(row[2]),
+            created_at=row[3],
+            updated_at=row[4],
+        )
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
+                " ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        return [Message.model_validate_json(row[0]) for row in rows]
+
+    def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        now = utc_now()
+        with self._db.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE deskwork_sessions SET updated_at=%s WHERE id=%s", (now, session_id)
+            )
+            if cursor.rowcount == 0:
+                raise KeyError(f"unknown session {session_id!r}")
+            conn.execute("DELETE FROM deskwork_session_messages WHERE session_id=%s", (session_id,))
+            with conn.cursor() as insert:
+                insert.executemany(
+                    "INSERT INTO deskwork_session_messages (id, session_id, message_json,"
+                    " timestamp) VALUES (%s, %s, %s, %s)",
+                    [(new_id(), session_id, m.model_dump_json(), now) for m in messages],
+                )
+
+    def delete_session(self, session_id: str) -> None:
+        with self._db.connection() as conn:
+            conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
+
+
+def _filters(
+    status: str | None, runner: str | None, since: datetime | None
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    for clause, value in (("status=%s", status), ("runner=%s", runner), ("updated_at>=%s", since)):
+        if value is not None:
+            clauses.append(clause)
+            params.append(value)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(to_jsonable(value), default=str)
+
+
+def _record(row: Sequence[Any]) -> RunRecord:
+    return RunRecord(
+        run_id=row[0],
+        status=row[1],
+        input=json.loads(row[2]) if row[2] else None,
+        output=row[3],
+        output_json=json.loads(row[4]) if row[4] else None,
+        created_at=row[5],
+        updated_at=row[6],
+        state=RunState.model_validate_json(row[7]) if row[7] else None,
+        runner=row[8],
+        owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
+    )

@@ -1,0 +1,272 @@
+"""The store contract: every run, session and memory store backend passes these tests.
+
+The ``run_store``, ``session_store`` and ``memory_store`` fixtures (``conftest.py``) run each
+test against the in-memory, SQLite and PostgreSQL backends.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from deskwork import Event, Message, PendingAction, RunState, ToolCall
+from deskwork.memory import MemoryStore
+from deskwork.store import RunStore, SessionStore
+from deskwork.tools import ToolResult
+from deskwork.utils import new_id, utc_now
+
+# --------------------------------------------------------------------------- run stores
+
+
+def _state(run_id: str, status: Any = "paused") -> RunState:
+    call = ToolCall(
+        id="c1",
+        name="delete",
+        arguments={"path": "x"},
+        result=ToolResult(content="done", data={"n": 1}),
+    )
+    return RunState(
+        run_id=run_id,
+        status=status,
+        runner_type="worker",
+        runner_name="w",
+        job={"input": "hi", "metadata": {"k": 1}},
+        messages=[Message(role="user", content="hi"), Message(role="assistant", tool_calls=[call])],
+        tool_calls=[call],
+        pending_action=PendingAction(
+            action_id="a",
+            type="confirmation",
+            tool_call=call,
+            prompt="ok?",
+            options=["approve", "decline"],
+        ),
+        metrics={"llm_calls": 1, "latency_ms": 1.5},
+        iteration=2,
+        payload={"nested": {"x": [1]}},
+    )
+
+
+def _event(run_id: str, n: int) -> Event:
+    return Event(
+        event_id=new_id(),
+        type=f"custom.{n}",
+        timestamp=utc_now(),
+        run_id=run_id,
+        source="s",
+        payload={"n": n, "text": "é ✓"},
+    )
+
+
+def test_run_round_trip(run_store: RunStore) -> None:
+    run_store.create_run("r1", {"input": "hi", "list": [1, 2]})
+    record = run_store.get_run("r1")
+    assert record is not None and record.status == "running" and record.state is None
+    assert record.input == {"input": "hi", "list": [1, 2]}
+    assert record.created_at.tzinfo is not None
+    state = _state("r1")
+    run_store.update_run("r1", "paused", "partial", {"data": [1, "two"]}, state)
+    record = run_store.get_run("r1")
+    assert record is not None
+    assert (record.status, record.output, record.output_json) == (
+        "paused",
+        "partial",
+        {"data": [1, "two"]},
+    )
+    assert record.state == state
+    assert record.updated_at >= record.created_at
+    assert run_store.get_run("missing") is None
+    with pytest.raises(KeyError):
+        run_store.update_run("missing", "failed", None, None, None)
+
+
+def test_run_records_its_runner_and_owner_process(run_store: RunStore) -> None:
+    run_store.create_run("r", None, runner="analyst")
+    record = run_store.get_run("r")
+    assert record is not None and record.runner == "analyst"
+    assert record.owner is not None and record.owner.pid == os.getpid()
+    run_store.update_run("r", "paused", None, None, _state("r"))
+    assert run_store.claim_paused("r")
+    claimed = run_store.get_run("r")
+    assert claimed is not None and claimed.owner == record.owner and claimed.runner == "analyst"
+
+
+def test_events_keep_insertion_order_per_run(run_store: RunStore) -> None:
+    run_store.create_run("a", None)
+    run_store.create_run("b", None)
+    written = []
+    for n in range(30):
+        event = _event("a" if n % 3 else "b", n)
+        written.append(event)
+        run_store.add_event(event)
+    got = run_store.get_events("a")
+    assert [e.event_id for e in got] == [e.event_id for e in written if e.run_id == "a"]
+    assert got[0].payload == written[1].payload and got[0].timestamp == written[1].timestamp
+    assert run_store.get_events("nobody") == []
+
+
+def test_list_runs_most_recent_first_with_limit(run_store: RunStore) -> None:
+    for run_id in ("one", "two", "three"):
+        run_store.create_run(run_id, None)
+        time.sleep(0.002)
+    run_store.update_run("one", "completed", "x", None, None)
+    runs = run_store.list_runs()
+    assert [r.run_id for r in runs] == ["one", "three", "two"]
+    assert [r.run_id for r in run_store.list_runs(limit=2)] == ["one", "three"]
+
+
+def test_list_runs_filters_by_status_runner_and_time(run_store: RunStore) -> None:
+    run_store.create_run("a", None, runner="alpha")
+    run_store.create_run("b", None, runner="beta")
+    run_store.create_run("c", None, runner="alpha")
+    run_store.update_run("a", "completed", "x", None, None)
+    assert [r.run_id for r in run_store.list_runs(status="completed")] == ["a"]
+    assert sorted(r.run_id for r in run_store.list_runs(runner="alpha")) == ["a", "c"]
+    assert [r.run_id for r in run_store.list_runs(status="running", runner="alpha")] == ["c"]
+    assert run_store.list_runs(since=utc_now() + timedelta(seconds=5)) == []
+    assert len(run_store.list_runs(since=utc_now() - timedelta(minutes=1))) == 3
+
+
+def test_claim_paused_only_once(run_store: RunStore) -> None:
+    run_store.create_run("r", None)
+    assert not run_store.claim_paused("r")  # running, not paused
+    run_store.update_run("r", "paused", None, None, _state("r"))
+    assert run_store.claim_paused("r")
+    assert not run_store.claim_paused("r")
+    record = run_store.get_run("r")
+    assert record is not None and record.status == "running" and record.state is not None
+    assert not run_store.claim_paused("missing")
+
+
+def test_claim_paused_is_atomic_across_threads(run_store: RunStore) -> None:
+    run_store.create_run("r", None)
+    run_store.update_run("r", "paused", None, None, _state("r"))
+    wins: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def claim() -> None:
+        barrier.wait()
+        wins.append(run_store.claim_paused("r"))
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(wins) == [False] * 7 + [True]
+
+
+def test_checkpoint_items_by_thread_prefix_and_order(run_store: RunStore) -> None:
+    run_store.put_checkpoint_items("t", [("b.2", b"two"), ("a.1", b"one"), ("b.10", b"ten")])
+    run_store.put_checkpoint_items("other", [("b.1", b"x")])
+    assert run_store.get_checkpoint_items("t") == [
+        ("a.1", b"one"),
+        ("b.10", b"ten"),
+        ("b.2", b"two"),
+    ]
+    assert run_store.get_checkpoint_items("t", "b.", newest_first=True, limit=1) == [
+        ("b.2", b"two")
+    ]
+    run_store.put_checkpoint_items("t", [("a.1", b"new")], overwrite=False)
+    assert run_store.get_checkpoint_items("t", "a.") == [("a.1", b"one")]
+    run_store.put_checkpoint_items("t", [("a.1", b"new")])
+    assert run_store.get_checkpoint_items("t", "a.") == [("a.1", b"new")]
+    run_store.delete_checkpoint_items("t")
+    assert run_store.get_checkpoint_items("t") == []
+    assert run_store.get_checkpoint_items("other") == [("b.1", b"x")]
+
+
+# --------------------------------------------------------------------------- session stores
+
+
+def test_session_store_round_trip(session_store: SessionStore) -> None:
+    record = session_store.create_session("s1", "Assistant", {"user_id": "123"})
+    assert (record.id, record.worker_name, record.metadata) == (
+        "s1",
+        "Assistant",
+        {"user_id": "123"},
+    )
+    got = session_store.get_session("s1")
+    assert got is not None and got.metadata == {"user_id": "123"}
+    messages = [
+        Message(role="user", content="hi"),
+        Message(
+            role="assistant",
+            content=None,
+            tool_calls=[ToolCall(id="c", name="t", arguments={"a": 1})],
+        ),
+        Message(role="tool", content="r", tool_call_id="c", name="t"),
+    ]
+    session_store.replace_messages("s1", messages)
+    assert session_store.get_messages("s1") == messages
+    session_store.replace_messages("s1", messages[:1])
+    assert session_store.get_messages("s1") == messages[:1]
+    session_store.delete_session("s1")
+    assert session_store.get_session("s1") is None and session_store.get_messages("s1") == []
+
+
+def test_session_ids_are_unique_and_unknown_sessions_raise(session_store: SessionStore) -> None:
+    session_store.create_session("s2", "w", {})
+    with pytest.raises(ValueError, match="already exists"):
+        session_store.create_session("s2", "w", {})
+    with pytest.raises(KeyError):
+        session_store.replace_messages("nobody", [Message(role="user", content="x")])
+    assert session_store.get_messages("nobody") == []
+
+
+# --------------------------------------------------------------------------- memory stores
+
+
+def test_write_read_overwrite_and_scopes(memory_store: MemoryStore) -> None:
+    memory_store.write("k", {"a": [1, 2]}, "worker:Analyst")
+    memory_store.write("k", "other scope", "desk")
+    assert memory_store.read("k", "worker:Analyst") == {"a": [1, 2]}
+    assert memory_store.read("k", "desk") == "other scope"
+    assert memory_store.read("missing", "desk") is None
+    memory_store.write("k", 3, "desk")
+    assert memory_store.read("k", "desk") == 3
+
+
+def test_values_are_copies(memory_store: MemoryStore) -> None:
+    value: dict[str, Any] = {"items": [1]}
+    memory_store.write("k", value, "s")
+    value["items"].append(2)
+    read = memory_store.read("k", "s")
+    assert read == {"items": [1]}
+    read["items"].append(3)
+    assert memory_store.read("k", "s") == {"items": [1]}
+
+
+def test_search_matches_key_or_value_substrings(memory_store: MemoryStore) -> None:
+    memory_store.write("doc1", "AI is transforming healthcare", "global")
+    memory_store.write("doc2", "Machine learning predicts outcomes", "global")
+    memory_store.write("notes", {"topic": "Healthcare costs"}, "global")
+    memory_store.write("doc3", "healthcare elsewhere", "other")
+    assert sorted(k for k, _ in memory_store.search("healthcare", "global")) == ["doc1", "notes"]
+    assert [k for k, _ in memory_store.search("doc2", "global")] == ["doc2"]
+    assert dict(memory_store.search("predicts", "global")) == {
+        "doc2": "Machine learning predicts outcomes"
+    }
+    assert memory_store.search("nothing-like-this", "global") == []
+
+
+def test_search_finds_non_ascii_and_literal_wildcards(memory_store: MemoryStore) -> None:
+    memory_store.write("café", "crème brûlée", "s")
+    memory_store.write("plain", "abc", "s")
+    memory_store.write("pct", "100% done", "s")
+    assert [k for k, _ in memory_store.search("brûlée", "s")] == ["café"]
+    assert [k for k, _ in memory_store.search("café", "s")] == ["café"]
+    assert memory_store.search("a_c", "s") == []  # "_" is not a wildcard
+    assert [k for k, _ in memory_store.search("0% d", "s")] == ["pct"]
+    assert memory_store.search("%", "s") == [("pct", "100% done")]
+
+
+def test_reset_clears_one_scope(memory_store: MemoryStore) -> None:
+    memory_store.write("a", 1, "s1")
+    memory_store.write("b", 2, "s2")
+    memory_store.reset("s1")
+    assert memory_store.read("a", "s1") is None and memory_store.read("b", "s2") == 2
