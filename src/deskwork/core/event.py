@@ -6,9 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from deskwork.core._model import DeskworkModel
+from deskwork.core._model import DeskworkModel, as_stored_dict
 
 __all__ = ["Event", "EventType"]
 
@@ -54,3 +54,5 @@ class Event(DeskworkModel):
     run_id: str
     source: str
     payload: dict[str, Any] = Field(default_factory=dict)
+
+    _stored_dicts = field_validator("payload", mode="before")(as_stored_dict)
