@@ -1,0 +1,257 @@
+"""LLM calls with a timeout, retries on transient errors, and a rate limiter.
+
+Retries target transient failures only: by default ``OSError`` (connection errors) and
+``TimeoutError``. Register a provider's own rate-limit error with
+:func:`register_transient_exception`; the registry is process-wide and thread-safe.
+
+:func:`ainvoke_with_retry` puts the pieces together and is what agents call::
+
+    reply = await ainvoke_with_retry(
+        llm, messages, retry_config=RetryConfig(), timeout_seconds=30.0, rate_limiter=limiter
+    )
+
+A failed call raises :class:`LLMInvocationError` (no retry was configured, or the error is not
+transient) or :class:`LLMRetryExhaustedError` (every attempt failed); both carry the original
+exception as ``.cause``. A limiter that fails to grant a slot raises
+:class:`RateLimitExceededError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from tenacity import (
+    AsyncRetrying,
+    RetryError,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+    wait_random_exponential,
+)
+
+from deskwork.core.redact import redact_text
+from deskwork.graph.core.exceptions import (
+    LLMInvocationError,
+    LLMRetryExhaustedError,
+    OrchestratorError,
+    RateLimitExceededError,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseLanguageModel
+    from langchain_core.runnables import RunnableConfig
+
+    from deskwork.graph.config.schema import RetryConfig
+    from deskwork.graph.core.rate_limiting import RateLimiter
+
+__all__ = [
+    "TRANSIENT_EXCEPTIONS",
+    "ainvoke_with_retry",
+    "ainvoke_with_timeout",
+    "astream_with_timeout",
+    "build_async_retryer",
+    "deregister_transient_exception",
+    "get_transient_exceptions",
+    "register_transient_exception",
+]
+
+TRANSIENT_EXCEPTIONS: tuple[type[BaseException], ...] = (OSError, TimeoutError)
+"""The exception types retried; kept current by (de)registration. Read it through
+:func:`get_transient_exceptions` (a ``from ... import`` copy would not see later changes)."""
+
+_registry_lock = threading.Lock()
+
+
+def register_transient_exception(exc_type: type[BaseException]) -> None:
+    """Retry ``exc_type`` (and its subclasses) from now on; registering twice is a no-op.
+
+    Raises:
+        TypeError: ``exc_type`` is not an exception class.
+    """
+    global TRANSIENT_EXCEPTIONS
+    if not (isinstance(exc_type, type) and issubclass(exc_type, BaseException)):
+        raise TypeError(f"expected an exception class, got {exc_type!r}")
+    with _registry_lock:
+        if exc_type not in TRANSIENT_EXCEPTIONS:
+            TRANSIENT_EXCEPTIONS = (*TRANSIENT_EXCEPTIONS, exc_type)
+
+
+def deregister_transient_exception(exc_type: type[BaseException]) -> None:
+    """Stop retrying ``exc_type``; a no-op when it is not registered."""
+    global TRANSIENT_EXCEPTIONS
+    with _registry_lock:
+        TRANSIENT_EXCEPTIONS = tuple(t for t in TRANSIENT_EXCEPTIONS if t is not exc_type)
+
+
+def get_transient_exceptions() -> tuple[type[BaseException], ...]:
+    """The exception types retried right now, in registration order."""
+    with _registry_lock:
+        return TRANSIENT_EXCEPTIONS
+
+
+def build_async_retryer(retry_config: RetryConfig) -> AsyncRetrying:
+    """A tenacity retryer for ``retry_config``, retrying the transient exceptions registered now.
+
+    The wait before retry ``n`` grows as ``initial_interval * backoff_factor ** (n - 1)``,
+    capped at ``max_interval``; with ``jitter`` each wait is drawn uniformly from zero up to
+    that value (AWS "full jitter"). After ``max_attempts`` the retryer raises
+    ``tenacity.RetryError``; a non-transient exception is re-raised at once.
+    """
+    if retry_config.jitter:
+        wait: Any = wait_random_exponential(
+            multiplier=retry_config.initial_interval,
+            exp_base=retry_config.backoff_factor,
+            max=retry_config.max_interval,
+        )
+    else:
+        wait = wait_exponential_jitter(
+            initial=retry_config.initial_interval,
+            exp_base=retry_config.backoff_factor,
+            max=retry_config.max_interval,
+            jitter=0,
+        )
+    return AsyncRetrying(
+        stop=stop_after_attempt(retry_config.max_attempts),
+        wait=wait,
+        retry=retry_if_exception_type(get_transient_exceptions()),
+    )
+
+
+def _check_timeout(timeout_seconds: float | None) -> None:
+    if timeout_seconds is not None and not timeout_seconds > 0:
+        raise ValueError(f"timeout_seconds must be > 0 or None, got {timeout_seconds!r}")
+
+
+async def ainvoke_with_timeout(
+    llm: BaseLanguageModel[Any],
+    messages: Any,
+    timeout_seconds: float | None = None,
+    config: RunnableConfig | None = None,
+) -> Any:
+    """``await llm.ainvoke(messages, config=config)``, limited to ``timeout_seconds``.
+
+    Raises:
+        TimeoutError: the call took longer than ``timeout_seconds`` (``None`` = no limit).
+    """
+    _check_timeout(timeout_seconds)
+    async with asyncio.timeout(timeout_seconds):
+        return await llm.ainvoke(messages, config=config)
+
+
+async def astream_with_timeout(
+    llm: BaseLanguageModel[Any],
+    messages: Any,
+    timeout_seconds: float | None = None,
+    config: RunnableConfig | None = None,
+) -> AsyncIterator[Any]:
+    """Yield ``llm.astream(messages, config=config)`` chunks within ``timeout_seconds`` in all.
+
+    The limit covers the time spent waiting for the model, from the first request to the last
+    chunk (time the caller spends on each chunk does not count). The model's stream is closed
+    when the caller stops early.
+
+    Raises:
+        TimeoutError: the stream did not finish in time.
+    """
+    _check_timeout(timeout_seconds)
+    loop = asyncio.get_running_loop()
+    remaining = timeout_seconds
+    stream = aiter(llm.astream(messages, config=config))
+    try:
+        while True:
+            started = loop.time()
+            async with asyncio.timeout(remaining):
+                try:
+                    chunk = await anext(stream)
+                except StopAsyncIteration:
+                    return
+            if remaining is not None:
+                remaining = max(remaining - (loop.time() - started), 0.0)
+            yield chunk
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def ainvoke_with_retry(
+    llm: BaseLanguageModel[Any],
+    messages: Any,
+    *,
+    retry_config: RetryConfig | None = None,
+    timeout_seconds: float | None = None,
+    config: RunnableConfig | None = None,
+    rate_limiter: RateLimiter | None = None,
+) -> Any:
+    """Call the model once per attempt: take a limiter slot, invoke with the timeout, release.
+
+    Raises:
+        RateLimitExceededError: ``rate_limiter.acquire()`` failed (not retried).
+        LLMInvocationError: the call failed and was not retried (no ``retry_config``, a single
+            attempt, or a non-transient error).
+        LLMRetryExhaustedError: every one of ``retry_config.max_attempts`` attempts failed.
+    """
+
+    async def attempt() -> Any:
+        return await _limited_call(llm, messages, timeout_seconds, config, rate_limiter)
+
+    if retry_config is None or retry_config.max_attempts == 1:
+        return await _wrap_single(attempt)
+    retryer = build_async_retryer(retry_config)
+    try:
+        return await retryer(attempt)
+    except RetryError as exc:
+        cause = exc.last_attempt.exception()
+        attempts = exc.last_attempt.attempt_number
+        raise LLMRetryExhaustedError(
+            f"LLM call failed after {attempts} attempts: {_describe(cause)}",
+            cause=cause,
+            attempts=attempts,
+        ) from cause
+    except OrchestratorError:
+        raise
+    except Exception as exc:
+        raise LLMInvocationError(f"LLM call failed: {_describe(exc)}", cause=exc) from exc
+
+
+async def _wrap_single(attempt: Callable[[], Awaitable[Any]]) -> Any:
+    try:
+        return await attempt()
+    except OrchestratorError:
+        raise
+    except Exception as exc:
+        raise LLMInvocationError(f"LLM call failed: {_describe(exc)}", cause=exc) from exc
+
+
+async def _limited_call(
+    llm: BaseLanguageModel[Any],
+    messages: Any,
+    timeout_seconds: float | None,
+    config: RunnableConfig | None,
+    rate_limiter: RateLimiter | None,
+) -> Any:
+    if rate_limiter is None:
+        return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
+    acquired = False
+    try:
+        try:
+            await rate_limiter.acquire()
+        except Exception as exc:
+            raise RateLimitExceededError(
+                f"rate limiter refused the LLM call: {_describe(exc)}", cause=exc
+            ) from exc
+        acquired = True
+        return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
+    finally:
+        if acquired:
+            await rate_limiter.release()
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    text = str(exc)
+    return f"{type(exc).__name__}: {redact_text(text)}" if text else type(exc).__name__
