@@ -21,7 +21,7 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
-from deskwork.exceptions import RunnerNotRegisteredError
+from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.memory.base import MemoryStore
 from deskwork.memory.simple import InMemoryMemoryStore
 from deskwork.runtime.config import EventEmitter, RunConfig
@@ -101,6 +101,7 @@ class Desk:
         self._live_jobs: OrderedDict[str, Job] = OrderedDict()
         self._live_states: OrderedDict[str, RunState] = OrderedDict()
         self._live_runners: OrderedDict[str, Runner] = OrderedDict()
+        self._starting: set[str] = set()  # caller-chosen run ids of runs in progress
 
     # -- owned components (created on first use, so a Desk is cheap to make) ------------
 
@@ -215,6 +216,7 @@ class Desk:
         stream: bool | None = None,
         on_event: EventListener | None = None,
         limits: dict[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> Report:
         """Run ``job`` on ``runner``; always returns a Report (never raises for run failures).
 
@@ -226,11 +228,31 @@ class Desk:
             on_event: called with every event of this run, in order.
             limits: ``RunConfig`` fields to override for this run only, for example
                 ``{"max_iterations": 3, "max_tool_calls": 5}`` (bounded child runs).
+            run_id: the run's id, chosen by the caller (an idempotency key); generated when
+                omitted.
+
+        Raises:
+            ConfigurationError: ``run_id`` is empty, or a run with that id exists already
+                (finished, paused or running) in this desk's run store.
         """
         job = job if isinstance(job, Job) else Job(input=job)
         runner = _as_runner(runner)
+        run_id = self._claim_run_id(run_id)
+        try:
+            return await self._start(runner, job, run_id, stream, on_event, limits)
+        finally:
+            self._starting.discard(run_id)
+
+    async def _start(
+        self,
+        runner: Runner,
+        job: Job,
+        run_id: str,
+        stream: bool | None,
+        on_event: EventListener | None,
+        limits: dict[str, Any] | None,
+    ) -> Report:
         self.register(runner)
-        run_id = new_id()
         events: list[Event] = []
         config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
         if limits:
@@ -241,6 +263,22 @@ class Desk:
         config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
         return await self._complete(runner, config, runner.arun(config, job))
 
+    def _claim_run_id(self, run_id: str | None) -> str:
+        if run_id is None:
+            return new_id()
+        if not isinstance(run_id, str) or not run_id.strip():
+            raise ConfigurationError(f"run_id must be a non-empty string, not {run_id!r}")
+        if run_id in self._starting:
+            raise ConfigurationError(f"run {run_id!r} is already running on this desk")
+        record = self.run_store.get_run(run_id)
+        if record is not None:
+            raise ConfigurationError(
+                f"run {run_id!r} already exists (status {record.status}); a run id can be"
+                " used once: resume a paused run with desk.resume, or choose a new id"
+            )
+        self._starting.add(run_id)
+        return run_id
+
     def run(
         self,
         runner: Runner | Pregel[Any, Any, Any, Any],
@@ -249,6 +287,7 @@ class Desk:
         stream: bool | None = None,
         on_event: EventListener | None = None,
         limits: dict[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> Report:
         """Synchronous :meth:`arun`; raises ``EventLoopRunningError`` inside a running loop.
 
@@ -256,7 +295,9 @@ class Desk:
         """
         return run_sync(
             self.drained(
-                lambda: self.arun(runner, job, stream=stream, on_event=on_event, limits=limits)
+                lambda: self.arun(
+                    runner, job, stream=stream, on_event=on_event, limits=limits, run_id=run_id
+                )
             )
         )
 
