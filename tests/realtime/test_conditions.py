@@ -184,7 +184,7 @@ def test_invalid_rule_is_a_configuration_error(conditions: Any, message: str) ->
     with pytest.raises(ConfigurationError, match=message):
         AgentConfig(name="a", trigger_conditions=conditions)
     with pytest.raises(ConfigurationError, match=message):
-        DynamicAgent(dynamic_config(trigger_conditions=conditions))
+        DynamicAgent(dynamic_config(trigger_conditions=conditions), strict=True)
 
 
 def test_invalid_rule_assigned_later_is_a_configuration_error() -> None:

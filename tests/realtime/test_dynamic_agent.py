@@ -170,7 +170,7 @@ async def test_custom_output_format_with_its_own_schema_and_mapping() -> None:
 
 def test_output_format_names_must_be_known_and_unique() -> None:
     with pytest.raises(ConfigurationError, match="unknown output_format 'nope'"):
-        DynamicAgent(dynamic_config(output_format="nope"))
+        DynamicAgent(dynamic_config(output_format="nope"), strict=True)
     with pytest.raises(ConfigurationError, match="already exists"):
         register_output_format(OutputFormat(name="default", json_schema={}))
 
@@ -468,7 +468,7 @@ async def test_runtime_template_error_is_an_error_insight() -> None:
 )
 def test_invalid_config_is_a_configuration_error(config: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        DynamicAgent(config)
+        DynamicAgent(config, strict=True)
 
 
 def test_full_configuration_schema_from_the_docs() -> None:

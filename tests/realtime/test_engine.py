@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 
 import pytest
@@ -25,6 +26,7 @@ from deskwork.realtime import (
     TriggerType,
 )
 from deskwork.realtime.core.callbacks import AgentCallbackHandler
+from deskwork.realtime.core.engine import MAX_PHASES
 from deskwork.testing import ScriptedAdapter
 
 
@@ -254,9 +256,15 @@ async def test_max_phases_limits_event_cascades(max_phases: int, expected: list[
     assert [e.name for e in response.events] == ["e1", "e2", "e3"][:max_phases]
 
 
-def test_max_phases_below_one_is_rejected() -> None:
-    with pytest.raises(ConfigurationError, match="max_phases"):
-        AgentEngine(max_phases=0)
+@pytest.mark.parametrize(("given", "used"), [(0, 1), (-3, 1), (99, MAX_PHASES), (3, 3)])
+def test_max_phases_is_clamped_to_the_supported_range_with_a_warning(
+    given: int, used: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="deskwork.realtime.engine"):
+        engine = AgentEngine(max_phases=given)
+    assert engine.max_phases == used
+    warned = [r for r in caplog.records if "max_phases" in r.getMessage()]
+    assert len(warned) == (0 if given == used else 1)
 
 
 async def test_subscriber_without_event_mode_does_not_run_in_event_phase() -> None:

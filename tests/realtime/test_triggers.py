@@ -227,7 +227,7 @@ def test_invalid_trigger_config_is_a_configuration_error(
     trigger_config: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        DynamicAgent(dynamic_config(trigger_config=trigger_config))
+        DynamicAgent(dynamic_config(trigger_config=trigger_config), strict=True)
 
 
 async def test_cooldown_blocks_an_agent_in_phase_two_after_phase_one() -> None:

@@ -88,6 +88,9 @@ class Event(BaseModel):
 class Fact(BaseModel):
     """A piece of extracted knowledge, deduplicated on the board by ``(type, key)``.
 
+    On a duplicate, the fact with the higher ``(priority, confidence)`` stays; on a tie, the
+    newer fact replaces the older one.
+
     ``source_agent`` may be left empty (the engine stamps it); ``timestamp`` defaults to now.
     """
 
@@ -100,7 +103,11 @@ class Fact(BaseModel):
     value: Any = None
     """The extracted value (JSON)."""
     confidence: float = 1.0
-    """Extraction confidence; on a duplicate, the higher (or equal) confidence replaces."""
+    """Extraction confidence; on a duplicate of equal priority, the higher (or equal)
+    confidence replaces."""
+    priority: int = 0
+    """Priority of the agent that emitted it (the engine stamps it when merging). On a
+    duplicate ``(type, key)``, the higher priority wins before confidence is compared."""
     source_agent: str = ""
     """Id of the agent that extracted it."""
     timestamp: float = Field(default_factory=time.time)

@@ -12,19 +12,36 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from deskwork.exceptions import ConfigurationError
+from deskwork.realtime.core._problems import (
+    AgentConfigurationError,
+    ConfigProblem,
+    ProblemLog,
+    positive_number,
+)
 from deskwork.realtime.core._records import InsightType, TriggerType
 from deskwork.realtime.core.conditions import TriggerConditions
+from deskwork.realtime.core.llm import JSONGenerator
 from deskwork.realtime.core.models import AgentContext, AgentInsight, AgentResponse
 
 if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
 
-__all__ = ["AdapterProvider", "AgentConfig", "BaseAgent", "Clock", "slugify"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "AdapterProvider",
+    "AgentConfig",
+    "AgentConfigurationError",
+    "BaseAgent",
+    "Clock",
+    "slugify",
+]
+
+DEFAULT_MODEL: Final = "gpt-4o-mini"
+"""Model used when an agent names none."""
 
 Clock = Callable[[], float]
 """Returns seconds; ``time.monotonic`` unless the engine is given another clock."""
@@ -50,9 +67,13 @@ def format_validation_error(error: ValidationError, prefix: str) -> str:
 class AgentConfig(BaseModel):
     """How and when an agent runs.
 
+    Built in code it is strict: a problem raises :class:`AgentConfigurationError` (a
+    ``ConfigurationError``). With ``strict=False`` (configs loaded at run time) each problem
+    is logged as one structured warning and repaired instead (see ``_problems``).
+
     Raises:
-        ConfigurationError: a field is invalid (for example an unknown trigger type or an
-            invalid trigger condition rule).
+        AgentConfigurationError: a field is invalid (for example an unknown trigger type or
+            an invalid trigger condition rule) and the config is strict.
     """
 
     model_config = ConfigDict(validate_assignment=True)
@@ -63,52 +84,150 @@ class AgentConfig(BaseModel):
     """Unique id; derived from ``name`` when empty."""
     trigger_types: list[TriggerType] = Field(default_factory=lambda: [TriggerType.TURN_BASED])
     """The triggers this agent answers (several allowed). ``FORCE`` reaches every agent."""
-    cooldown: float = 15.0
+    cooldown: float = Field(default=15.0, ge=0)
     """Minimum seconds between two runs in one session (``FORCE`` ignores it)."""
     trigger_keywords: list[str] = Field(default_factory=list)
     """Keywords for ``KEYWORD`` triggers (case-insensitive substrings)."""
-    silence_threshold: float | None = None
+    silence_threshold: float | None = Field(default=None, ge=0)
     """For ``SILENCE``: run only when ``trigger_metadata["silence_duration"]`` reaches this."""
-    trigger_interval: float | None = None
+    trigger_interval: float | None = Field(default=None, gt=0)
     """For ``INTERVAL``: minimum seconds since this agent's last run in the session."""
     subscribed_events: list[str] = Field(default_factory=list)
     """Event names that wake this agent in phase 2+ (needs ``TriggerType.EVENT``)."""
-    trigger_conditions: TriggerConditions | None = None
-    """Blackboard preconditions, validated on construction."""
+    trigger_conditions: dict[str, Any] | None = None
+    """Blackboard preconditions, kept as given (validated on construction)."""
     priority: int = 0
-    """State merge priority: higher writes last and wins."""
-    model: str = "gpt-4o-mini"
+    """State merge priority: higher writes last and wins (facts too)."""
+    model: str = DEFAULT_MODEL
     """Model for LLM agents (any LiteLLM provider string)."""
+    reasoning_effort: str | None = None
+    """Reasoning effort sent with the model call (``"minimal"``, ``"low"`` ...); required
+    for reasoning models unless the engine has ``strict_reasoning_config=False``."""
+    temperature: float | None = None
+    """Sampling temperature for the model call (``None``: the provider's default)."""
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Output token cap for the model call (``None``: the provider's default)."""
     output_format: str = "default"
     """Output format name for LLM agents."""
-    timeout: float | None = None
+    timeout: float | None = Field(default=None, gt=0)
     """Seconds this agent may take per run; ``None`` uses the engine's ``agent_timeout``."""
+    strict: bool = True
+    """Raise on problems (``True``) or warn and repair them (``False``)."""
 
-    def __init__(self, **data: Any) -> None:
-        """Validate the configuration, raising ``ConfigurationError`` instead of Pydantic's."""
+    _conditions: TriggerConditions | None = PrivateAttr(default=None)
+    _problems: list[ConfigProblem] = PrivateAttr(default_factory=list)
+
+    def __init__(self, _problem_log: ProblemLog | None = None, **data: Any) -> None:
+        """Validate the configuration (strict, or lenient with ``strict=False``).
+
+        ``_problem_log`` is for loaders (``DynamicAgent``) that collect the problems of a
+        whole configuration and report them together.
+        """
+        strict = bool(data.get("strict", True))
+        label = str(data.get("id") or data.get("name") or "?")
+        log = _problem_log or ProblemLog(label, strict=strict)
+        if not strict:
+            data = _repair(data, log)
+        conditions = TriggerConditions.parse(
+            data.get("trigger_conditions"), log=None if strict else log
+        )
+        raw_conditions = data.get("trigger_conditions")
+        if isinstance(raw_conditions, TriggerConditions):
+            data = {**data, "trigger_conditions": conditions and conditions.model_dump()}
+        elif raw_conditions is not None and not isinstance(raw_conditions, dict):
+            data = {**data, "trigger_conditions": None}  # lenient: kept as "never" in conditions
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise ConfigurationError(format_validation_error(exc, "AgentConfig")) from exc
+            raise AgentConfigurationError(format_validation_error(exc, "AgentConfig")) from exc
         if not self.id:
             self.id = slugify(self.name)
+        self._conditions = conditions
+        self._problems = log.problems if _problem_log is not None else log.finish()
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Validate assignments, raising ``ConfigurationError`` instead of Pydantic's."""
+        """Validate assignments, raising ``AgentConfigurationError`` instead of Pydantic's."""
+        conditions = None
+        if name == "trigger_conditions":
+            log = ProblemLog(self.id, strict=self.strict)
+            conditions = TriggerConditions.parse(value, log=None if self.strict else log)
+            log.finish()
+            if isinstance(value, TriggerConditions):
+                value = value.model_dump()
         try:
             super().__setattr__(name, value)
         except ValidationError as exc:
-            raise ConfigurationError(format_validation_error(exc, "AgentConfig")) from exc
+            raise AgentConfigurationError(format_validation_error(exc, "AgentConfig")) from exc
+        if name == "trigger_conditions":
+            self._conditions = conditions
 
-    @field_validator("trigger_conditions", mode="before")
-    @classmethod
-    def _parse_conditions(cls, value: Any) -> Any:
-        return TriggerConditions.parse(value)
+    @property
+    def conditions(self) -> TriggerConditions | None:
+        """The validated trigger conditions the engine evaluates."""
+        if self._conditions is None and self.trigger_conditions is not None:
+            self._conditions = TriggerConditions.parse(self.trigger_conditions)
+        return self._conditions
+
+    @property
+    def problems(self) -> list[ConfigProblem]:
+        """Problems found and repaired while loading (lenient configs; empty when strict)."""
+        return list(self._problems)
 
     @field_validator("trigger_types", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
+        if value is None:
+            return [TriggerType.TURN_BASED]
         return [value] if isinstance(value, str) else value
+
+    @field_validator("subscribed_events", "trigger_keywords", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+def _repair(data: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
+    """Lenient loading: fix (and record) the values a strict load would reject."""
+    out = dict(data)
+    types = out.get("trigger_types")
+    if types is not None:
+        out["trigger_types"] = _known_triggers(types, "trigger_types", log)
+    cooldown = out.get("cooldown")
+    if cooldown is not None:
+        value = positive_number(cooldown, "cooldown", log, allow_zero=True)
+        out["cooldown"] = 0.0 if value is None else value
+    for name, integer, zero in (
+        ("trigger_interval", False, False),
+        ("silence_threshold", False, True),
+        ("timeout", False, False),
+        ("max_tokens", True, False),
+    ):
+        if name in out:
+            out[name] = positive_number(out[name], name, log, integer=integer, allow_zero=zero)
+    if "priority" in out and not _is_int(out["priority"]):
+        log.add("priority", f"must be an integer, not {out['priority']!r}", "using 0")
+        out["priority"] = 0
+    return out
+
+
+def _known_triggers(value: Any, field: str, log: ProblemLog) -> list[TriggerType]:
+    """The known trigger types in ``value``; unknown ones are dropped (turn_based if none)."""
+    items = [value] if isinstance(value, str | TriggerType) else value
+    if not isinstance(items, list | tuple):
+        items = [items]
+    known: list[TriggerType] = []
+    for item in items:
+        try:
+            known.append(TriggerType(item))
+        except ValueError:
+            log.add(field, f"unknown trigger mode {item!r}", "mode ignored")
+    if not known:
+        known = [TriggerType.TURN_BASED]
+    return known
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class BaseAgent(ABC):
@@ -133,6 +252,9 @@ class BaseAgent(ABC):
         """Time source for cooldowns (the engine sets its own on registration)."""
         self.adapter_provider: AdapterProvider | None = None
         """Model adapter source set by the engine on registration (used by LLM agents)."""
+        self.llm: JSONGenerator | None = None
+        """The LLM client (anything with an async ``generate_json``). The engine sets its own
+        ``LLMClient`` on registration when this is ``None``; assign a fake to test."""
         self.private_state: dict[str, Any] = {}
         """v1 scratchpad; v2 agents use ``memory_updates`` instead."""
         self._last_run: dict[str, float] = {}
@@ -158,7 +280,8 @@ class BaseAgent(ABC):
             when the agent was cooling down.
         """
         forced = context.trigger_type == TriggerType.FORCE
-        if not self.try_start(context.session_id, force=forced):
+        cooldown = self.effective_cooldown(context)
+        if not self.try_start(context.session_id, force=forced, cooldown=cooldown):
             return None
         return await self.evaluate(context) or AgentResponse()
 
@@ -181,27 +304,49 @@ class BaseAgent(ABC):
 
     # ------------------------------------------------------------- cooldowns
 
-    def cooldown_remaining(self, session_id: str) -> float:
-        """Seconds before this agent may run again in ``session_id`` (0 when ready)."""
+    def effective_cooldown(self, context: AgentContext) -> float:
+        """The cooldown for this session: the config's, changed by the session's override."""
+        override = context.agent_config_overrides.get(self.config.id)
+        base = self.config.cooldown
+        return base if override is None else override.cooldown(base)
+
+    def cooldown_remaining(self, session_id: str, cooldown: float | None = None) -> float:
+        """Seconds before this agent may run again in ``session_id`` (0 when ready).
+
+        ``cooldown`` replaces the configured cooldown (a session override).
+        """
         last = self.last_run_at(session_id)
         if last is None:
             return 0.0
-        return max(0.0, self.config.cooldown - (self.clock() - last))
+        span = self.config.cooldown if cooldown is None else cooldown
+        return max(0.0, span - (self.clock() - last))
 
     def last_run_at(self, session_id: str) -> float | None:
         """Clock time of the last run in ``session_id``, or ``None``."""
         with self._lock:
             return self._last_run.get(session_id)
 
-    def try_start(self, session_id: str, *, force: bool = False) -> bool:
+    def try_start(
+        self, session_id: str, *, force: bool = False, cooldown: float | None = None
+    ) -> bool:
         """Atomically check the cooldown and record a run; return whether it may run."""
+        span = self.config.cooldown if cooldown is None else cooldown
         with self._lock:
             now = self.clock()
             last = self._last_run.get(session_id)
-            if not force and last is not None and now - last < self.config.cooldown:
+            if not force and last is not None and now - last < span:
                 return False
             self._last_run[session_id] = now
             return True
+
+    def copy_cooldowns_from(self, other: BaseAgent) -> None:
+        """Take over ``other``'s last-run times (an agent replaced by a reload)."""
+        if other is self:
+            return
+        with other._lock:
+            runs = dict(other._last_run)
+        with self._lock:
+            self._last_run.update(runs)
 
     def reset_cooldown(self, session_id: str | None = None) -> None:
         """Forget the last run in ``session_id`` (or in every session)."""

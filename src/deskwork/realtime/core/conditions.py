@@ -11,7 +11,10 @@ source and an operator::
     {"meta": "turn_count", "op": "mod", "value": 5, "result": 0}
 
 Rules are validated when the agent is configured: an unknown operator or source, a missing
-``value``, or a value of the wrong shape raises :class:`deskwork.exceptions.ConfigurationError`.
+``value``, or a value of the wrong shape (``in`` with a string, ``mod`` by 0) is a problem.
+Strict loading raises :class:`AgentConfigurationError` (a ``ConfigurationError``); lenient
+loading (``parse(raw, log=...)``) warns and keeps the broken rule as one that evaluates false
+(a broken block, such as an unknown ``mode``, makes the whole condition false).
 Evaluation never raises:
 
 - A rule on a missing key is false, except ``not_exists`` and ``empty`` (which are true).
@@ -28,7 +31,7 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
-from deskwork.exceptions import ConfigurationError
+from deskwork.realtime.core._problems import AgentConfigurationError, ProblemLog
 from deskwork.realtime.core.blackboard import Blackboard
 
 __all__ = ["ConditionEvaluator", "ConditionRule", "Operator", "TriggerConditions"]
@@ -59,35 +62,37 @@ def _is_number(value: Any) -> bool:
 def _check_value(op: str, raw: Mapping[str, Any], where: str) -> None:
     """Validate the ``value`` / ``result`` fields for ``op``."""
     if op in _NEEDS_VALUE and "value" not in raw:
-        raise ConfigurationError(f"{where}: operator {op!r} needs a 'value'")
+        raise AgentConfigurationError(f"{where}: operator {op!r} needs a 'value'")
     value = raw.get("value")
     if op in ("in", "not_in") and not isinstance(value, list | tuple):
-        raise ConfigurationError(f"{where}: operator {op!r} needs a list 'value'")
+        raise AgentConfigurationError(f"{where}: operator {op!r} needs a list 'value'")
     if op in _ORDERING and not (_is_number(value) or isinstance(value, str)):
-        raise ConfigurationError(f"{where}: operator {op!r} needs a number or string 'value'")
+        raise AgentConfigurationError(f"{where}: operator {op!r} needs a number or string 'value'")
     if op == "mod" and (not _is_number(value) or value == 0):
-        raise ConfigurationError(f"{where}: operator 'mod' needs a non-zero number 'value'")
+        raise AgentConfigurationError(f"{where}: operator 'mod' needs a non-zero number 'value'")
     if "result" in raw and (op != "mod" or not _is_number(raw["result"])):
-        raise ConfigurationError(f"{where}: 'result' is only valid as a number with 'mod'")
+        raise AgentConfigurationError(f"{where}: 'result' is only valid as a number with 'mod'")
 
 
 def _parse_rule(raw: Any, where: str) -> dict[str, Any]:
     """Turn the documented rule shape into ConditionRule fields, or raise ConfigurationError."""
     if not isinstance(raw, Mapping):
-        raise ConfigurationError(f"{where}: a rule must be an object, got {type(raw).__name__}")
+        raise AgentConfigurationError(
+            f"{where}: a rule must be an object, got {type(raw).__name__}"
+        )
     sources = [name for name in SOURCES if name in raw]
     if len(sources) != 1:
-        raise ConfigurationError(f"{where}: a rule needs exactly one of {', '.join(SOURCES)}")
+        raise AgentConfigurationError(f"{where}: a rule needs exactly one of {', '.join(SOURCES)}")
     source = sources[0]
     key = raw[source]
     if not isinstance(key, str) or not key:
-        raise ConfigurationError(f"{where}: {source!r} must be a non-empty string")
+        raise AgentConfigurationError(f"{where}: {source!r} must be a non-empty string")
     unknown = set(raw) - {source, "op", "value", "result"}
     if unknown:
-        raise ConfigurationError(f"{where}: unknown rule fields {sorted(unknown)}")
+        raise AgentConfigurationError(f"{where}: unknown rule fields {sorted(unknown)}")
     op = raw.get("op", "eq")
     if op not in OPERATORS:
-        raise ConfigurationError(
+        raise AgentConfigurationError(
             f"{where}: unknown operator {op!r}; expected one of {', '.join(OPERATORS)}"
         )
     _check_value(op, raw, where)
@@ -113,6 +118,10 @@ class ConditionRule(BaseModel):
     """The expected value (operators that need one)."""
     result: int | float = 0
     """Expected remainder for ``mod``."""
+    invalid: str | None = None
+    """Why the rule is broken (lenient loading); a broken rule evaluates false."""
+    raw: Any = None
+    """The rule as given, kept for broken rules."""
 
     @model_validator(mode="before")
     @classmethod
@@ -122,7 +131,9 @@ class ConditionRule(BaseModel):
         return data
 
     @model_serializer
-    def _to_documented_shape(self) -> dict[str, Any]:
+    def _to_documented_shape(self) -> Any:
+        if self.invalid is not None:
+            return self.raw
         out: dict[str, Any] = {self.source: self.key, "op": self.op}
         if self.op in _NEEDS_VALUE:
             out["value"] = self.value
@@ -140,34 +151,48 @@ class TriggerConditions(BaseModel):
     """Whether every rule or at least one rule must hold."""
     rules: list[ConditionRule] = Field(default_factory=list)
     """The rules; an empty block always holds."""
+    invalid: str | None = Field(default=None, exclude=True)
+    """Why the block is broken (lenient loading); a broken block evaluates false."""
 
     @classmethod
-    def parse(cls, raw: TriggerConditions | Mapping[str, Any] | None) -> TriggerConditions | None:
+    def parse(
+        cls,
+        raw: TriggerConditions | Mapping[str, Any] | None,
+        *,
+        log: ProblemLog | None = None,
+        field: str = "trigger_conditions",
+    ) -> TriggerConditions | None:
         """Validate a condition block.
 
+        Args:
+            raw: The block (or ``None``, or an already validated block).
+            log: Lenient loading: record each problem here and keep the broken rule (or
+                block) as one that evaluates false. ``None`` (default): strict.
+            field: Name of the block in problem messages.
+
         Raises:
-            ConfigurationError: the block or one of its rules is invalid (the message says
-                which rule and why).
+            AgentConfigurationError: strict loading and the block or one of its rules is
+                invalid (the message says which rule and why).
         """
         if raw is None or isinstance(raw, TriggerConditions):
             return raw
-        if not isinstance(raw, Mapping):
-            raise ConfigurationError("trigger_conditions must be an object with mode and rules")
-        unknown = set(raw) - {"mode", "rules"}
-        if unknown:
-            raise ConfigurationError(f"trigger_conditions: unknown fields {sorted(unknown)}")
-        mode = raw.get("mode", "all")
-        if mode not in ("all", "any"):
-            raise ConfigurationError(
-                f"trigger_conditions.mode must be 'all' or 'any', not {mode!r}"
-            )
-        rules = raw.get("rules") or []
-        if not isinstance(rules, list | tuple):
-            raise ConfigurationError("trigger_conditions.rules must be a list")
-        parsed = [
-            ConditionRule(**_parse_rule(rule, f"trigger_conditions.rules[{i}]"))
-            for i, rule in enumerate(rules)
-        ]
+        try:
+            mode, rules = _parse_block(raw, field)
+        except AgentConfigurationError as exc:
+            if log is None:
+                raise
+            log.add(field, str(exc).removeprefix(f"{field}: "), "condition evaluates false")
+            return cls(invalid=str(exc))
+        parsed = []
+        for index, rule in enumerate(rules):
+            where = f"{field}.rules[{index}]"
+            try:
+                parsed.append(ConditionRule(**_parse_rule(rule, where)))
+            except AgentConfigurationError as exc:
+                if log is None:
+                    raise
+                log.add(where, str(exc).removeprefix(f"{where}: "), "rule evaluates false")
+                parsed.append(ConditionRule(source="var", key="?", invalid=str(exc), raw=rule))
         return cls(mode=mode, rules=parsed)
 
     @model_validator(mode="before")
@@ -181,6 +206,22 @@ class TriggerConditions(BaseModel):
             assert parsed is not None
             return {"mode": parsed.mode, "rules": parsed.rules}
         return data
+
+
+def _parse_block(raw: Any, field: str) -> tuple[Literal["all", "any"], list[Any]]:
+    """The block's mode and raw rules, or raise ``AgentConfigurationError``."""
+    if not isinstance(raw, Mapping):
+        raise AgentConfigurationError(f"{field} must be an object with mode and rules")
+    unknown = set(raw) - {"mode", "rules"}
+    if unknown:
+        raise AgentConfigurationError(f"{field}: unknown fields {sorted(unknown)}")
+    mode = raw.get("mode", "all")
+    if mode not in ("all", "any"):
+        raise AgentConfigurationError(f"{field}.mode must be 'all' or 'any', not {mode!r}")
+    rules = raw.get("rules") or []
+    if not isinstance(rules, list | tuple):
+        raise AgentConfigurationError(f"{field}.rules must be a list")
+    return mode, list(rules)
 
 
 class ConditionEvaluator:
@@ -204,6 +245,8 @@ class ConditionEvaluator:
             agent_id: The agent being checked (whose memory ``{"memory": key}`` reads).
         """
         block = TriggerConditions.parse(conditions)
+        if block is not None and block.invalid is not None:
+            return False
         if block is None or not block.rules:
             return True
         results = (self.evaluate_rule(r, blackboard, meta, agent_id) for r in block.rules)
@@ -212,7 +255,9 @@ class ConditionEvaluator:
     def evaluate_rule(
         self, rule: ConditionRule, blackboard: Blackboard, meta: Mapping[str, Any], agent_id: str
     ) -> bool:
-        """Evaluate one rule; never raises."""
+        """Evaluate one rule; never raises (a broken rule is false)."""
+        if rule.invalid is not None:
+            return False
         found, actual = _lookup(rule, blackboard, meta, agent_id)
         try:
             return _compare(rule, found, actual)

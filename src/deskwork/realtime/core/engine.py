@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from deskwork._aio import gather_or_cancel
 from deskwork.collaboration._blackboard import copy_json
@@ -32,9 +33,14 @@ from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
-from deskwork.exceptions import ConfigurationError
-from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
+from deskwork.realtime.core._merge import (
+    RESERVED_PREFIX,
+    Contribution,
+    apply_phase,
+    normalize_response,
+)
 from deskwork.realtime.core._notify import Notifier, describe_error
+from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core._selection import QUIET_REASONS, match_keyword, trigger_skip_reason
 from deskwork.realtime.core._turn import PhaseRecord, Turn
 from deskwork.realtime.core.agent import BaseAgent, Clock
@@ -42,6 +48,7 @@ from deskwork.realtime.core.blackboard import Blackboard
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, turn_scope
 from deskwork.realtime.core.conditions import ConditionEvaluator
 from deskwork.realtime.core.events import ENGINE_SOURCE
+from deskwork.realtime.core.llm import LLMClient
 from deskwork.realtime.core.models import (
     AgentContext,
     AgentInsight,
@@ -57,7 +64,10 @@ if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
     from deskwork.runtime.desk import Desk
 
-__all__ = ["AgentEngine"]
+__all__ = ["MAX_PHASES", "AgentConfigurationError", "AgentEngine", "RealtimeTurn"]
+
+MAX_PHASES: Final = 5
+"""Deepest event chain a turn may run (phase 1 plus up to four event phases)."""
 
 logger = logging.getLogger("deskwork.realtime.engine")
 
@@ -87,6 +97,7 @@ class AgentEngine:
         desk: Desk | None = None,
         agent_timeout: float | None = 30.0,
         clock: Clock = time.monotonic,
+        strict_reasoning_config: bool = True,
     ) -> None:
         """Create an engine.
 
@@ -94,7 +105,8 @@ class AgentEngine:
             api_key: Key for the default ``LiteLLMAdapter`` (created on first LLM call).
             callbacks: Lifecycle observers (e.g. ``StructuredLogTracer``).
             max_phases: Phase depth: 1 disables event phases, 2 (default) runs subscribers of
-                phase-1 events, N runs subscribers of phase N-1 events.
+                phase-1 events, N runs subscribers of phase N-1 events. Values outside
+                1..``MAX_PHASES`` are clamped, with a warning.
             adapter: Model adapter for LLM agents (instead of the default LiteLLM one).
             event_bus: Bus that receives ``realtime.*`` events.
             desk: A desk whose event bus (and adapter, when neither ``adapter`` nor
@@ -102,15 +114,14 @@ class AgentEngine:
             agent_timeout: Default seconds per agent run (``None``: no limit); an agent's
                 ``config.timeout`` overrides it.
             clock: Time source for cooldowns and intervals.
-
-        Raises:
-            ConfigurationError: ``max_phases`` is below 1.
+            strict_reasoning_config: Registering an agent whose model looks like a reasoning
+                model (``gpt-5*``, ``o1``/``o3``/``o4*``) without a ``reasoning_effort``
+                raises ``AgentConfigurationError`` (``True``, default) or logs a warning.
         """
-        if max_phases < 1:
-            raise ConfigurationError(f"max_phases must be at least 1, not {max_phases}")
         self.agents: list[BaseAgent] = []
         self.callbacks: list[AgentCallbackHandler] = list(callbacks or [])
-        self.max_phases = max_phases
+        self.max_phases = clamp_phases(max_phases)
+        self.strict_reasoning_config = strict_reasoning_config
         self.agent_timeout = agent_timeout
         self.clock = clock
         self.condition_evaluator = ConditionEvaluator()
@@ -121,6 +132,9 @@ class AgentEngine:
         self._owns_adapter = False
         self._order: dict[str, int] = {}
         self._next_index = 0
+        self._registry_lock = threading.Lock()
+        self.llm_client = LLMClient(adapter_provider=self.get_adapter)
+        """The LLM client given to registered agents that have none (over ``get_adapter``)."""
 
     def turn(
         self,
@@ -148,32 +162,85 @@ class AgentEngine:
     # ------------------------------------------------------------- registry
 
     def register_agent(self, agent: BaseAgent) -> None:
-        """Add ``agent``; it gets the engine's clock and model adapter.
+        """Add ``agent``; it gets the engine's clock, adapter and (if it has none) LLM client.
 
         Raises:
-            ConfigurationError: another registered agent has the same id.
+            AgentConfigurationError: another registered agent has the same id, or the
+                agent's reasoning configuration is incomplete (see ``strict_reasoning_config``).
         """
-        agent_id = agent.config.id
-        if agent_id in self._order:
-            raise ConfigurationError(f"an agent with id {agent_id!r} is already registered")
+        with self._registry_lock:
+            problems = check_agents([*self.agents, agent], self.strict_reasoning_config)
+            if problems:
+                raise AgentConfigurationError("\n".join(problems))
+            self._attach(agent)
+            self._order = {**self._order, agent.config.id: self._next_index}
+            self._next_index += 1
+            self.agents = [*self.agents, agent]
+
+    def replace_agents(self, agents: Sequence[BaseAgent]) -> None:
+        """Swap the whole agent set at once (a hot reload of agent configs).
+
+        All or nothing: every agent is checked first, and on a problem the old agents keep
+        serving. Sessions keep their blackboards (the engine holds none); an agent whose id
+        was registered before takes over its predecessor's cooldowns, so a reload does not
+        make every agent fire at once. A turn already running finishes with the old set.
+
+        Raises:
+            AgentConfigurationError: duplicate ids or incomplete reasoning configuration
+                (every problem is listed).
+        """
+        incoming = list(agents)
+        with self._registry_lock:
+            problems = check_agents(incoming, self.strict_reasoning_config)
+            if problems:
+                raise AgentConfigurationError(
+                    "agent reload rejected; the previous agents keep serving:\n"
+                    + "\n".join(problems)
+                )
+            previous = {a.config.id: a for a in self.agents}
+            for agent in incoming:
+                old = previous.get(agent.config.id)
+                if old is not None:
+                    agent.copy_cooldowns_from(old)
+                self._attach(agent)
+            self._order = {a.config.id: i for i, a in enumerate(incoming)}
+            self._next_index = len(incoming)
+            self.agents = incoming
+
+    def _attach(self, agent: BaseAgent) -> None:
         if agent.config.subscribed_events and TriggerType.EVENT not in agent.config.trigger_types:
             logger.warning(
                 "agent %r subscribes to events but lacks TriggerType.EVENT; it will not run "
                 "in event phases",
-                agent_id,
+                agent.config.id,
             )
         agent.clock = self.clock
         agent.adapter_provider = self.get_adapter
-        self._order[agent_id] = self._next_index
-        self._next_index += 1
-        self.agents.append(agent)
+        if agent.llm is None:
+            agent.llm = self.llm_client
 
     def unregister_agent(self, agent_id: str) -> bool:
         """Remove the agent with ``agent_id``; return whether it was registered."""
-        if self._order.pop(agent_id, None) is None:
-            return False
-        self.agents = [a for a in self.agents if a.config.id != agent_id]
-        return True
+        with self._registry_lock:
+            if agent_id not in self._order:
+                return False
+            self._order = {k: v for k, v in self._order.items() if k != agent_id}
+            self.agents = [a for a in self.agents if a.config.id != agent_id]
+            return True
+
+    def get_event_subscribers(self, event_names: Iterable[str]) -> list[BaseAgent]:
+        """The agents an event phase would wake for ``event_names``.
+
+        An agent qualifies when it has ``TriggerType.EVENT`` and subscribes to at least one
+        of the names (cooldowns and conditions are checked when the phase runs).
+        """
+        names = set(event_names)
+        return [
+            agent
+            for agent in self.agents
+            if TriggerType.EVENT in agent.config.trigger_types
+            and not names.isdisjoint(agent.config.subscribed_events)
+        ]
 
     def get_agent(self, agent_id: str) -> BaseAgent | None:
         """Return the registered agent with ``agent_id``, or ``None``."""
@@ -266,7 +333,7 @@ class AgentEngine:
             finally:
                 if turn.board.count_events():
                     turn.board.clear_events(author=ENGINE_SOURCE)
-            context.shared_state.update(turn.board.variables)
+            context.shared_state.update(public_variables(turn.board.variables))
             response = turn.result()
             await notifier.turn_completed(turn, response)
         return response
@@ -283,7 +350,7 @@ class AgentEngine:
         context.trigger_metadata = {**context.trigger_metadata, **(trigger_metadata or {})}
         if context.blackboard is None:
             context.blackboard = Blackboard()
-        seeds = dict(context.shared_state)
+        seeds = public_variables(context.shared_state)
         system = {
             "sys.turn_count": context.turn_count,
             "sys.session_id": context.session_id,
@@ -380,9 +447,9 @@ class AgentEngine:
             reason = "trigger_type_mismatch"
         if reason is not None:
             return reason
-        if agent.cooldown_remaining(turn.session_id) > 0:
+        if agent.cooldown_remaining(turn.session_id, agent.effective_cooldown(turn.context)) > 0:
             return "cooldown"
-        conditions = config.trigger_conditions
+        conditions = config.conditions
         if conditions is not None and not self.condition_evaluator.evaluate(
             conditions, snapshot, meta, config.id
         ):
@@ -471,10 +538,70 @@ class AgentEngine:
         return emitted
 
 
+def public_variables(variables: dict[str, Any]) -> dict[str, Any]:
+    """``variables`` without the engine's reserved ``sys.*`` keys (kept out of shared_state)."""
+    return {k: v for k, v in variables.items() if not k.startswith(RESERVED_PREFIX)}
+
+
+def clamp_phases(max_phases: int) -> int:
+    """``max_phases`` within 1..``MAX_PHASES`` (a warning when it had to be clamped)."""
+    clamped = min(max(max_phases, 1), MAX_PHASES)
+    if clamped != max_phases:
+        logger.warning(
+            "max_phases=%r is outside the supported range 1..%d; using %d",
+            max_phases,
+            MAX_PHASES,
+            clamped,
+        )
+    return clamped
+
+
+REASONING_PREFIXES: Final = ("gpt-5", "o1", "o3", "o4")
+"""Model names (after any ``provider/`` prefix) that look like reasoning models."""
+NON_REASONING_MARKERS: Final = ("-chat",)
+"""Name parts of models under those prefixes that do not reason (``gpt-5-chat-latest``)."""
+
+
+def looks_reasoning_capable(model: str) -> bool:
+    """Whether ``model`` looks like a reasoning model (an advisory name check)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    if any(marker in name for marker in NON_REASONING_MARKERS):
+        return False
+    return name.startswith(REASONING_PREFIXES)
+
+
+def check_agents(agents: Sequence[BaseAgent], strict_reasoning: bool) -> list[str]:
+    """Problems that prevent registering ``agents`` together (empty: none).
+
+    Duplicate ids are always problems. A reasoning model without ``reasoning_effort`` is one
+    when ``strict_reasoning`` (else it is logged as a warning).
+    """
+    problems: list[str] = []
+    seen: set[str] = set()
+    for agent in agents:
+        config = agent.config
+        if config.id in seen:
+            problems.append(f"an agent with id {config.id!r} is already registered")
+        seen.add(config.id)
+        if config.reasoning_effort is None and looks_reasoning_capable(config.model):
+            message = (
+                f"agent {config.id!r} uses {config.model!r}, which looks like a reasoning "
+                "model, without a reasoning_effort; the provider default can be slow and "
+                'costly in real time. Fix: set "reasoning_effort" in its model_config '
+                '(e.g. "minimal" or "low"), or build the engine with '
+                "AgentEngine(strict_reasoning_config=False)"
+            )
+            if strict_reasoning:
+                problems.append(message)
+            else:
+                logger.warning(message)
+    return problems
+
+
 def _phase_state(host: AgentContext, snapshot: Blackboard) -> dict[str, Any]:
     """The phase's v1 ``shared_state``: host state, board variables and ``memory_<id>``."""
     memory = {f"memory_{agent_id}": mem for agent_id, mem in snapshot.memory.items()}
-    return {**host.shared_state, **snapshot.variables, **memory}
+    return {**public_variables(host.shared_state), **public_variables(snapshot.variables), **memory}
 
 
 def _phase_trigger(turn: Turn, phase: int) -> TriggerType:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from deskwork.realtime.core._records import (
     Event,
@@ -20,6 +20,7 @@ from deskwork.realtime.core._records import (
 from deskwork.realtime.core.blackboard import Blackboard
 
 __all__ = [
+    "AgentConfigOverride",
     "AgentContext",
     "AgentInsight",
     "AgentResponse",
@@ -55,9 +56,10 @@ class AgentInsight(BaseModel):
 class AgentResponse(BaseModel):
     """What one agent returns, and (aggregated) what ``process_turn`` returns.
 
-    In the aggregate returned by the engine, ``memory_updates`` and ``data`` are keyed by
-    agent id, ``variable_updates`` holds the variables as finally written (after the priority
-    merge), ``state_updates`` mirrors it (v1), and ``events`` lists every event of the turn.
+    In the aggregate returned by the engine, ``memory_updates`` (and its 2.6 name
+    ``memory_updates_by_agent``) and ``data`` are keyed by agent id, ``variable_updates``
+    holds the variables as finally written (after the priority merge), ``state_updates``
+    mirrors it (v1), and ``events`` lists every event of the turn.
     """
 
     insights: list[AgentInsight] = Field(default_factory=list)
@@ -71,13 +73,59 @@ class AgentResponse(BaseModel):
     facts: list[Fact] = Field(default_factory=list)
     """Facts to add (deduplicated by ``(type, key)``)."""
     memory_updates: dict[str, Any] = Field(default_factory=dict)
-    """Changes to the agent's private memory."""
+    """Changes to the agent's private memory (in the aggregate: keyed by agent id)."""
+    memory_updates_by_agent: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Aggregate only: the memory changes of the turn, keyed by agent id."""
     state_updates: dict[str, Any] = Field(default_factory=dict)
     """v1 name of ``variable_updates``; a ``memory_<agent_id>`` key updates that memory."""
     data: dict[str, Any] = Field(default_factory=dict)
     """Sidecar data for the host (not written to the board)."""
     debug_info: dict[str, Any] = Field(default_factory=dict)
     """Diagnostics (model usage, trace summary, ...)."""
+
+
+MIN_OVERRIDE_COOLDOWN: float = 5.0
+"""Shortest cooldown a ``cooldown_modifier`` can produce (unless the base is shorter)."""
+
+
+class AgentConfigOverride(BaseModel):
+    """Per-session changes to one agent's configuration, merged over its base config.
+
+    Put them in ``AgentContext.agent_config_overrides`` keyed by agent id (for example from
+    the role a user picked for this session); the agent's own configuration is not changed.
+    Unknown fields are rejected so a typo cannot pass silently.
+
+    Example:
+        ```python
+        context.agent_config_overrides["coach"] = AgentConfigOverride(
+            cooldown_modifier=10, instructions_append="The user is a new hire."
+        )
+        ```
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cooldown_modifier: int | None = None
+    """Seconds added to the cooldown (+N slower, -N faster). The result is never below 5 s
+    (or below the base cooldown, if that is shorter)."""
+    context_turns_modifier: int | None = None
+    """Transcript segments added to ``context_turns`` (+N more, -N fewer); a result of 0 or
+    less gives the whole transcript."""
+    instructions_append: str | None = None
+    """Text appended to the system prompt (under "Session instructions")."""
+
+    def cooldown(self, base: float) -> float:
+        """The effective cooldown for a base cooldown of ``base`` seconds."""
+        if self.cooldown_modifier is None:
+            return base
+        return max(min(base, MIN_OVERRIDE_COOLDOWN), base + self.cooldown_modifier)
+
+    def context_turns(self, base: int) -> int | None:
+        """The effective number of transcript segments (``None``: all of them)."""
+        if self.context_turns_modifier is None:
+            return base
+        turns = base + self.context_turns_modifier
+        return turns if turns > 0 else None
 
 
 class AgentContext(BaseModel):
@@ -110,3 +158,5 @@ class AgentContext(BaseModel):
     """Number of turns so far in the session."""
     phase: int = 1
     """Execution phase: 1 for the trigger, 2+ for event subscribers."""
+    agent_config_overrides: dict[str, AgentConfigOverride] = Field(default_factory=dict)
+    """Per-session configuration overrides, keyed by agent id."""

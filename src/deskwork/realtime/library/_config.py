@@ -10,15 +10,18 @@
                          "subscribed_events": []},
       "trigger_conditions": {"mode": "all", "rules": [...]},
       "priority": 0,
-      "model_config": {"model": "gpt-4o-mini", "context_turns": 6,
-                       "temperature": null, "max_tokens": null},
+      "model_config": {"model": "gpt-4o-mini", "context_turns": 6, "temperature": null,
+                       "max_tokens": null, "reasoning_effort": null, "timeout": null},
       "text": "system prompt with {{ jinja2 }}",  # required
       "output_format": "default",
       "include_context": true,
       "timeout": null
     }
 
-Unknown top-level keys (database columns) are ignored.
+Unknown top-level keys (database columns) are ignored. Loading is lenient by default: a
+value that a strict load rejects (an unknown trigger mode or condition operator, a negative
+cooldown, ``max_tokens: 0`` ...) is repaired and reported as one structured warning each
+(``deskwork.realtime.core._problems``). ``name`` and ``text`` are always required.
 """
 
 from __future__ import annotations
@@ -28,12 +31,27 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from deskwork.exceptions import ConfigurationError
-from deskwork.realtime.core.agent import AgentConfig, format_validation_error
-from deskwork.realtime.core.conditions import TriggerConditions
+from deskwork.realtime.core._problems import (
+    AgentConfigurationError,
+    ProblemLog,
+    positive_number,
+)
+from deskwork.realtime.core.agent import (
+    DEFAULT_MODEL,
+    AgentConfig,
+    _known_triggers,
+    format_validation_error,
+)
 from deskwork.realtime.core.models import TriggerType
+from deskwork.realtime.library.output_formats import output_format_names
 
-__all__ = ["DynamicAgentConfig", "ModelSettings", "TriggerSettings", "parse_config"]
+__all__ = [
+    "DynamicAgentConfig",
+    "ModelSettings",
+    "TriggerSettings",
+    "parse_config",
+    "repair_config",
+]
 
 
 class TriggerSettings(BaseModel):
@@ -65,12 +83,18 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str = "gpt-4o-mini"
+    model: str = DEFAULT_MODEL
     """Any LiteLLM provider string, e.g. ``"openai/gpt-4o-mini"``."""
     context_turns: int = Field(default=6, ge=0)
     """Transcript segments given to the model."""
     temperature: float | None = None
+    """Sampling temperature (``None``: the provider's default)."""
     max_tokens: int | None = Field(default=None, gt=0)
+    """Output token cap (``None``: the provider's default)."""
+    reasoning_effort: str | None = None
+    """Reasoning effort for reasoning models (``"minimal"``, ``"low"`` ...)."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds the model call may take (overrides the top-level ``timeout``)."""
 
 
 class DynamicAgentConfig(BaseModel):
@@ -81,7 +105,7 @@ class DynamicAgentConfig(BaseModel):
     id: str | None = None
     name: str
     trigger_config: TriggerSettings = Field(default_factory=TriggerSettings)
-    trigger_conditions: TriggerConditions | None = None
+    trigger_conditions: dict[str, Any] | None = None
     priority: int = 0
     llm: ModelSettings = Field(default_factory=ModelSettings, alias="model_config")
     text: str
@@ -94,15 +118,17 @@ class DynamicAgentConfig(BaseModel):
     def _none_is_default(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @field_validator("trigger_conditions", mode="before")
+    @field_validator("trigger_conditions", mode="plain")
     @classmethod
-    def _parse_conditions(cls, value: Any) -> Any:
-        return TriggerConditions.parse(value)
+    def _keep_conditions(cls, value: Any) -> Any:
+        return value  # kept as given; AgentConfig validates it (strictly or leniently)
 
-    def agent_config(self) -> AgentConfig:
-        """The ``AgentConfig`` the engine uses for routing."""
+    def agent_config(self, log: ProblemLog) -> AgentConfig:
+        """The ``AgentConfig`` the engine uses for routing (condition problems go to ``log``)."""
         trigger = self.trigger_config
         return AgentConfig(
+            _problem_log=log,
+            strict=False,
             name=self.name,
             id=self.id or "",
             trigger_types=trigger.mode,
@@ -114,28 +140,138 @@ class DynamicAgentConfig(BaseModel):
             trigger_conditions=self.trigger_conditions,
             priority=self.priority,
             model=self.llm.model,
+            reasoning_effort=self.llm.reasoning_effort,
+            temperature=self.llm.temperature,
+            max_tokens=self.llm.max_tokens,
             output_format=self.output_format,
             timeout=self.timeout,
         )
 
 
-def parse_config(raw: Mapping[str, Any]) -> DynamicAgentConfig:
+def parse_config(raw: Mapping[str, Any], log: ProblemLog | None = None) -> DynamicAgentConfig:
     """Validate a configuration dict.
 
+    Args:
+        raw: The configuration (a database row, say).
+        log: Where to record repairable problems (lenient loading: each is repaired). ``None``
+            is strict: the first repairable problem raises.
+
     Raises:
-        ConfigurationError: a field is missing or invalid (rules included), or an ``event``
-            agent subscribes to nothing.
+        AgentConfigurationError: a field that cannot be repaired is missing or invalid
+            (``name``, ``text``, a type error), or (strict) any problem at all.
     """
     if not isinstance(raw, Mapping):
-        raise ConfigurationError("a DynamicAgent config must be a mapping")
+        raise AgentConfigurationError("a DynamicAgent config must be a mapping")
+    name = raw.get("name") or raw.get("id") or "?"
+    own = log or ProblemLog(str(name), strict=True)
+    repaired = repair_config(raw, own)
+    if log is None:
+        own.finish()
     try:
-        config = DynamicAgentConfig.model_validate(dict(raw))
+        return DynamicAgentConfig.model_validate(repaired)
     except ValidationError as exc:
-        name = raw.get("name") or raw.get("id") or "?"
-        raise ConfigurationError(format_validation_error(exc, f"agent {name!r}")) from exc
-    trigger = config.trigger_config
-    if TriggerType.EVENT in trigger.mode and not trigger.subscribed_events:
-        raise ConfigurationError(
-            f"agent {config.name!r}: mode 'event' needs trigger_config.subscribed_events"
+        raise AgentConfigurationError(format_validation_error(exc, f"agent {name!r}")) from exc
+
+
+def repair_config(raw: Mapping[str, Any], log: ProblemLog) -> dict[str, Any]:
+    """Fix (and record in ``log``) the values lenient loading repairs; return a new dict."""
+    out = dict(raw)
+    out["trigger_config"] = _repair_trigger(_section(raw, "trigger_config", log), log)
+    out["model_config"] = _repair_model(_section(raw, "model_config", log), log)
+    if "priority" in out:
+        out["priority"] = _integer(out["priority"], "priority", log)
+    if "timeout" in out:
+        out["timeout"] = positive_number(out["timeout"], "timeout", log)
+    output_format = out.get("output_format") or "default"
+    if output_format not in output_format_names():
+        log.add(
+            "output_format",
+            f"unknown output_format {output_format!r}; known: {', '.join(output_format_names())}",
+            "using 'default'",
         )
-    return config
+        output_format = "default"
+    out["output_format"] = output_format
+    return out
+
+
+def _section(raw: Mapping[str, Any], name: str, log: ProblemLog) -> dict[str, Any]:
+    value = raw.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        log.add(name, f"must be an object, not {type(value).__name__}", "using the defaults")
+        return {}
+    return dict(value)
+
+
+def _repair_trigger(trigger: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
+    modes = _known_triggers(trigger.get("mode", "turn_based"), "trigger_config.mode", log)
+    events = trigger.get("subscribed_events")
+    events = [events] if isinstance(events, str) else events or []
+    if not isinstance(events, list | tuple) or not all(isinstance(e, str) for e in events):
+        log.add("trigger_config.subscribed_events", "must be a list of names", "ignored")
+        events = []
+    if TriggerType.EVENT in modes and not events:
+        log.add(
+            "trigger_config.subscribed_events",
+            "mode 'event' needs trigger_config.subscribed_events",
+            "the agent never runs in event phases",
+        )
+    keywords = trigger.get("keywords")
+    if isinstance(keywords, str):
+        keywords = [k.strip() for k in keywords.split(",") if k.strip()]
+    trigger.update(mode=modes, subscribed_events=list(events), keywords=keywords or [])
+    trigger["cooldown"] = _cooldown(trigger.get("cooldown", 15), log)
+    for name in ("silence_threshold", "trigger_interval"):
+        trigger[name] = positive_number(
+            trigger.get(name), f"trigger_config.{name}", log, allow_zero=name != "trigger_interval"
+        )
+    return trigger
+
+
+def _cooldown(value: Any, log: ProblemLog) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        log.add("trigger_config.cooldown", f"must be at least 0, not {value!r}", "clamped to 0")
+        return 0.0
+    number = positive_number(value, "trigger_config.cooldown", log, allow_zero=True)
+    return 15.0 if number is None else float(number)
+
+
+def _repair_model(model: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
+    if not isinstance(model.get("model", DEFAULT_MODEL), str) or not model.get("model", "x"):
+        log.add("model_config.model", f"must be a model name, not {model['model']!r}", "using "
+                f"{DEFAULT_MODEL!r}")  # fmt: skip
+        model["model"] = DEFAULT_MODEL
+    turns = model.get("context_turns")
+    if turns is not None and not (_is_int(turns) and turns >= 0):
+        clamped = 0 if _is_int(turns) else 6
+        log.add("model_config.context_turns", f"must be an integer >= 0, not {turns!r}",
+                f"using {clamped}")  # fmt: skip
+        model["context_turns"] = clamped
+    temperature = model.get("temperature")
+    if temperature is not None and not isinstance(temperature, int | float):
+        log.add("model_config.temperature", f"must be a number, not {temperature!r}", "ignored")
+        model["temperature"] = None
+    effort = model.get("reasoning_effort")
+    if effort is not None and not isinstance(effort, str):
+        log.add("model_config.reasoning_effort", f"must be a string, not {effort!r}", "ignored")
+        model["reasoning_effort"] = None
+    model["max_tokens"] = positive_number(
+        model.get("max_tokens"), "model_config.max_tokens", log, integer=True
+    )
+    model["timeout"] = positive_number(model.get("timeout"), "model_config.timeout", log)
+    return model
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _integer(value: Any, field: str, log: ProblemLog) -> int:
+    """``value`` as an integer (numeric strings accepted), else 0 and a problem."""
+    if _is_int(value):
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    log.add(field, f"must be an integer, not {value!r}", "using 0")
+    return 0

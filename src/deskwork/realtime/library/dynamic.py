@@ -6,8 +6,10 @@ One evaluation::
       + output format instruction and JSON schema
       + user context and RAG documents (when include_context)
       + language directive (always, when set)
-    → one call through a deskwork BaseModelAdapter (the engine's; LiteLLM by default)
-    → parse the reply with the output format → AgentResponse
+    + session instructions (AgentContext.agent_config_overrides)
+    → agent.llm.generate_json(...) (an LLMClient over the engine's adapter by default;
+      any object with an async generate_json can replace it, e.g. a fake in tests)
+    → read the reply with the output format → AgentResponse
 
 A template error or a reply that is not valid JSON for the format raises; the engine turns
 that into an ``error`` insight and applies none of the agent's updates.
@@ -15,14 +17,18 @@ that into an ``error`` insight and applies none of the agent's updates.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Mapping
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from deskwork.adapters.base import ModelResponse, assemble_stream
+from deskwork.realtime.core._problems import (
+    AgentConfigurationError,
+    ConfigProblem,
+    ProblemLog,
+    default_strict,
+)
 from deskwork.realtime.core.agent import BaseAgent
+from deskwork.realtime.core.llm import AgentOutputError, LLMClient
 from deskwork.realtime.core.models import AgentContext, AgentResponse
 from deskwork.realtime.library._config import DynamicAgentConfig, parse_config
 from deskwork.realtime.library._prompt import (
@@ -36,8 +42,6 @@ if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
 
 __all__ = ["DynamicAgent"]
-
-_JSON_MODE = {"type": "json_object"}
 
 
 class DynamicAgent(BaseAgent):
@@ -60,6 +64,7 @@ class DynamicAgent(BaseAgent):
         *,
         adapter: BaseModelAdapter | None = None,
         output_format: OutputFormat | None = None,
+        strict: bool | None = None,
     ) -> None:
         """Validate ``config`` and compile its prompt.
 
@@ -68,13 +73,25 @@ class DynamicAgent(BaseAgent):
             adapter: Model adapter for this agent (default: the engine's adapter).
             output_format: A format object to use instead of looking up
                 ``config["output_format"]`` in the registry.
+            strict: Raise on any configuration problem (``True``), or repair it and log one
+                structured warning per problem (``False``). ``None``: lenient, unless the
+                ``DESKWORK_REALTIME_STRICT_CONFIG`` environment variable is set.
 
         Raises:
-            ConfigurationError: invalid field or trigger rule, unknown output format, or a
-                prompt template with a syntax error.
+            AgentConfigurationError: ``name`` or ``text`` is missing, the prompt template has
+                a syntax error, or (strict) the configuration has any problem.
         """
-        settings = parse_config(config)
-        super().__init__(settings.agent_config())
+        strict = default_strict() if strict is None else strict
+        if not isinstance(config, Mapping):
+            raise AgentConfigurationError("a DynamicAgent config must be a mapping")
+        label = str(config.get("id") or config.get("name") or "?")
+        log = ProblemLog(label, strict=strict)
+        settings = parse_config(config, log)
+        agent_config = settings.agent_config(log)
+        self.problems: list[ConfigProblem] = log.finish()
+        """Problems repaired while loading (lenient mode)."""
+        agent_config.strict = strict
+        super().__init__(agent_config)
         self.settings: DynamicAgentConfig = settings
         """The validated configuration."""
         self.raw_config = dict(config)
@@ -84,6 +101,8 @@ class DynamicAgent(BaseAgent):
         self.template = compile_template(settings.text, label=f"agent {self.config.id!r} text")
         self._format_prompt = self.output_format.prompt()
         self._adapter = adapter
+        if adapter is not None:
+            self.llm = LLMClient(adapter)
 
     @property
     def adapter(self) -> BaseModelAdapter:
@@ -98,32 +117,61 @@ class DynamicAgent(BaseAgent):
         return self._adapter
 
     async def evaluate(self, context: AgentContext) -> AgentResponse:
-        """Render the prompt, call the model once and parse its reply.
+        """Render the prompt, ask ``self.llm`` for JSON once and read the reply.
 
         Raises:
             jinja2.TemplateError: the prompt failed to render (e.g. a sandbox violation).
-            AgentOutputError: the reply is not valid JSON for the output format.
+            AgentOutputError: no usable reply (the model call failed, or the reply is not
+                valid JSON for the output format); the cause is chained.
         """
         messages = self.build_messages(context)
-        reply = await self._call_model(messages)
-        response = self.output_format.parse(
-            reply.content, agent_id=self.config.id, agent_name=self.config.name
+        llm = self.llm if self.llm is not None else LLMClient(adapter_provider=lambda: self.adapter)
+        reply = await llm.generate_json(
+            model=self.config.model, messages=messages, **self._llm_kwargs()
         )
-        response.debug_info.update(
-            {"model": reply.model or self.settings.llm.model, "usage": reply.usage}
+        if reply is None:
+            error = getattr(llm, "last_error", None)
+            if isinstance(error, BaseException):
+                raise error
+            raise AgentOutputError("the model returned no usable JSON reply")
+        response = self.output_format.parse_object(
+            reply, agent_id=self.config.id, agent_name=self.config.name
         )
+        result = getattr(llm, "last_result", None)
+        response.debug_info["model"] = getattr(result, "model", None) or self.config.model
+        response.debug_info["usage"] = getattr(result, "usage", None) or {}
         return response
+
+    def _llm_kwargs(self) -> dict[str, Any]:
+        """The optional call settings, sent only when configured (fakes may not take them)."""
+        config, llm = self.config, self.settings.llm
+        kwargs: dict[str, Any] = {}
+        if config.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = config.reasoning_effort
+        if llm.timeout is not None:
+            kwargs["timeout"] = llm.timeout
+        if config.max_tokens is not None:
+            kwargs["max_tokens"] = config.max_tokens
+        if config.temperature is not None:
+            kwargs["extra_params"] = {"temperature": config.temperature}
+        return kwargs
 
     def build_messages(self, context: AgentContext) -> list[dict[str, Any]]:
         """The system and user messages for ``context`` (renders the template)."""
+        override = context.agent_config_overrides.get(self.config.id)
+        turns = self.settings.llm.context_turns
+        if override is not None:
+            turns = override.context_turns(turns) or len(context.recent_segments)
         variables = template_variables(
             context,
             agent_id=self.config.id,
             agent_name=self.config.name,
             private_state=self.private_state,
-            context_turns=self.settings.llm.context_turns,
+            context_turns=turns,
         )
         sections = [render_prompt(self.template, variables).strip(), self._format_prompt]
+        if override is not None and override.instructions_append:
+            sections.append(f"## Session instructions\n{override.instructions_append.strip()}")
         if self.settings.include_context:
             if context.user_context:
                 sections.append(f"## User context\n{context.user_context}")
@@ -138,28 +186,6 @@ class DynamicAgent(BaseAgent):
             {"role": "user", "content": _user_message(context, variables)},
         ]
 
-    async def _call_model(self, messages: list[dict[str, Any]]) -> ModelResponse:
-        adapter = self.adapter
-        llm = self.settings.llm
-        extra: dict[str, Any] = {}
-        if _accepts_response_format(adapter):
-            extra["response_format"] = _JSON_MODE
-        result = await adapter.acomplete(
-            model=llm.model,
-            messages=messages,
-            tools=None,
-            tool_choice=None,
-            temperature=llm.temperature,
-            max_tokens=llm.max_tokens,
-            stream=False,
-            stream_options=None,
-            drop_params=True,
-            **extra,
-        )
-        if isinstance(result, ModelResponse):
-            return result
-        return assemble_stream([chunk async for chunk in result], model=llm.model)
-
 
 def _user_message(context: AgentContext, variables: dict[str, Any]) -> str:
     """Transcript, trigger and (in event phases) the events of the turn."""
@@ -173,16 +199,3 @@ def _user_message(context: AgentContext, variables: dict[str, Any]) -> str:
         listed = [{"name": e["name"], "payload": e["payload"]} for e in events]
         parts.append(f"## Events this turn\n{json.dumps(listed)}")
     return "\n\n".join(parts)
-
-
-def _accepts_response_format(adapter: BaseModelAdapter) -> bool:
-    """Whether the adapter's ``acomplete`` takes ``response_format`` (or ``**kwargs``)."""
-    return _accepts_response_format_cls(type(adapter))
-
-
-@cache
-def _accepts_response_format_cls(adapter_type: type[BaseModelAdapter]) -> bool:
-    params = inspect.signature(adapter_type.acomplete).parameters
-    return "response_format" in params or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-    )

@@ -9,7 +9,22 @@ Built-in formats (each with a JSON schema given to the model):
        "queue_pushes": {"q": [...]}, "facts": [{"type": "...", "value": ...}],
        "memory_updates": {...}}
 
+- ``"default_v2"``: the same shape under its 2.6 name (``"message"`` is read as ``content``
+  in both, for replies written to the 2.6 ``default`` prompt).
 - ``"v2_raw"``: the ``AgentResponse`` shape, with a list of ``insights``.
+- ``"ui_control"``: structured replies that drive a UI::
+
+      {"insight": {"type": "...", "content": "...", "confidence": 0.8},   # optional
+       "ui_actions": [{"target_widget": "sentiment_meter", "action": "set",
+                       "payload": {"value": 0.7}}],                      # optional
+       "state_snapshot": {"key": "value"}}                               # optional
+
+  ``insight`` (when it has content) becomes the response's one insight, ``ui_actions`` goes
+  to ``AgentResponse.data["ui_actions"]`` and ``state_snapshot`` to ``variable_updates``.
+- ``"widget_control"``: the same envelope for widget controllers, where ``ui_actions`` is
+  required (an empty list is allowed: "nothing to change").
+
+The JSON schemas of the built-in formats ship in ``deskwork/realtime/library/schemas/``.
 
 Register more with :func:`register_output_format`; a custom format maps its own field names
 onto the default shape (``OutputMapping``). A reply that is not a JSON object or does not fit
@@ -20,13 +35,21 @@ the format raises :class:`AgentOutputError`, which the engine turns into an ``er
 from __future__ import annotations
 
 import json
-import re
 import threading
-from typing import Any
+from importlib import resources
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from deskwork.exceptions import ConfigurationError, DeskworkError
+from deskwork.exceptions import ConfigurationError
+from deskwork.realtime.core.llm import AgentOutputError, load_json_object
 from deskwork.realtime.core.models import (
     AgentInsight,
     AgentResponse,
@@ -41,16 +64,13 @@ __all__ = [
     "OutputFormat",
     "OutputMapping",
     "RawOutput",
+    "UIAction",
+    "UIControlOutput",
+    "WidgetControlOutput",
     "get_output_format",
     "output_format_names",
     "register_output_format",
 ]
-
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
-
-
-class AgentOutputError(DeskworkError, ValueError):
-    """A model reply that is not valid JSON for the agent's output format."""
 
 
 class _Item(BaseModel):
@@ -141,6 +161,13 @@ class DefaultOutput(_Updates, _InsightFields):
     has_insight: bool = False
     content: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _message_is_content(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("content") is None and "message" in data:
+            return {**data, "content": data["message"]}
+        return data
+
     def build(self, agent_id: str, agent_name: str) -> AgentResponse:
         """The agent response (the insight only when ``has_insight`` and content is set)."""
         insights = []
@@ -158,6 +185,48 @@ class RawOutput(_Updates):
     def build(self, agent_id: str, agent_name: str) -> AgentResponse:
         """The agent response."""
         return self.to_response([i.to_insight(agent_id, agent_name) for i in self.insights])
+
+
+class UIAction(_Item):
+    """One instruction to a UI widget."""
+
+    target_widget: str = Field(min_length=1)
+    """The widget to change, e.g. ``"sentiment_meter"``."""
+    action: str = Field(min_length=1)
+    """What to do: ``"update"``, ``"set"``, ``"flash"`` ... (the host decides)."""
+    payload: dict[str, Any] = Field(default_factory=dict)
+    """Data for the widget, in the widget's own schema."""
+
+
+class UIControlOutput(_Item):
+    """The ``ui_control`` format: an optional insight, UI actions and state."""
+
+    insight: InsightOut | None = None
+    """Something to say (no insight when missing or without content)."""
+    ui_actions: list[UIAction] = Field(default_factory=list)
+    """Silent UI changes; they go to ``AgentResponse.data["ui_actions"]``."""
+    state_snapshot: dict[str, Any] = Field(default_factory=dict)
+    """Session variables to set (``variable_updates``)."""
+
+    @field_validator("insight", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        if isinstance(value, dict) and not value.get("content"):
+            return None
+        return value
+
+    def build(self, agent_id: str, agent_name: str) -> AgentResponse:
+        """The agent response."""
+        insights = [] if self.insight is None else [self.insight.to_insight(agent_id, agent_name)]
+        data = {"ui_actions": [a.model_dump() for a in self.ui_actions]} if self.ui_actions else {}
+        return AgentResponse(insights=insights, variable_updates=self.state_snapshot, data=data)
+
+
+class WidgetControlOutput(UIControlOutput):
+    """The ``widget_control`` format: like ``ui_control`` with ``ui_actions`` required."""
+
+    ui_actions: list[UIAction]
+    """The widget changes (required; may be empty)."""
 
 
 class OutputMapping(BaseModel):
@@ -218,6 +287,8 @@ class OutputFormat(BaseModel):
     """Extra instruction placed before the schema."""
     mapping: OutputMapping | None = Field(default_factory=OutputMapping)
     """Field mapping onto the default shape; ``None`` reads the ``v2_raw`` shape."""
+    reader: Literal["mapped", "v2_raw", "ui_control", "widget_control"] | None = None
+    """Which built-in reader parses replies (``None``: from ``mapping``)."""
 
     def prompt(self) -> str:
         """The output instruction appended to the system prompt."""
@@ -231,9 +302,24 @@ class OutputFormat(BaseModel):
         Raises:
             AgentOutputError: the reply is not a JSON object fitting this format.
         """
-        reply = _load_object(text)
+        return self.parse_object(load_json_object(text), agent_id=agent_id, agent_name=agent_name)
+
+    def parse_object(
+        self, reply: dict[str, Any], *, agent_id: str, agent_name: str
+    ) -> AgentResponse:
+        """Read a reply already parsed as a JSON object (what ``generate_json`` returns).
+
+        Raises:
+            AgentOutputError: the reply does not fit this format.
+        """
+        if not isinstance(reply, dict):
+            raise AgentOutputError(f"reply must be a JSON object, got {type(reply).__name__}")
         try:
-            if self.mapping is None:
+            if self.reader == "ui_control":
+                return UIControlOutput.model_validate(reply).build(agent_id, agent_name)
+            if self.reader == "widget_control":
+                return WidgetControlOutput.model_validate(reply).build(agent_id, agent_name)
+            if self.mapping is None or self.reader == "v2_raw":
                 return RawOutput.model_validate(reply).build(agent_id, agent_name)
             fields = self.mapping.extract(reply)
             return DefaultOutput.model_validate(fields).build(agent_id, agent_name)
@@ -246,45 +332,68 @@ class OutputFormat(BaseModel):
             ) from exc
 
 
-def _load_object(text: str | None) -> dict[str, Any]:
-    """Parse a JSON object, tolerating code fences and prose around it."""
-    if not text or not text.strip():
-        raise AgentOutputError("the model returned an empty reply")
-    cleaned = _FENCE.sub("", text.strip())
-    try:
-        value = json.loads(cleaned)
-    except json.JSONDecodeError as exc:
-        start, end = cleaned.find("{"), cleaned.rfind("}")
-        try:
-            value = json.loads(cleaned[start : end + 1]) if 0 <= start < end else None
-        except json.JSONDecodeError:
-            value = None
-        if value is None:
-            raise AgentOutputError(
-                f"reply is not valid JSON ({exc.msg}); it starts with {text.strip()[:80]!r}"
-            ) from exc
-    if not isinstance(value, dict):
-        raise AgentOutputError(f"reply must be a JSON object, got {type(value).__name__}")
-    return value
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "default": DefaultOutput,
+    "default_v2": DefaultOutput,
+    "v2_raw": RawOutput,
+    "ui_control": UIControlOutput,
+    "widget_control": WidgetControlOutput,
+}
+"""The reply model behind each built-in format (its JSON schema is the shipped file)."""
+
+_INSTRUCTIONS = {
+    "default": (
+        "Reply with a single JSON object and nothing else. Set has_insight to false when "
+        "you have nothing useful to say; you may still emit events and updates."
+    ),
+    "v2_raw": "Reply with a single JSON object and nothing else (insights may be empty).",
+    "ui_control": (
+        "You control a user interface. Reply with a single JSON object and nothing else: an "
+        "optional spoken insight, silent ui_actions for widgets, and state_snapshot for "
+        "session state. Leave out insight when you have nothing to say."
+    ),
+    "widget_control": (
+        "You are a widget controller. Reply with a single JSON object and nothing else. It "
+        "must contain a ui_actions array (empty when nothing changes); insight and "
+        "state_snapshot are optional."
+    ),
+}
+_INSTRUCTIONS["default_v2"] = _INSTRUCTIONS["default"]
+
+
+def schema_json(name: str) -> str:
+    """The JSON schema of a built-in format as shipped (``schemas/<name>.json``)."""
+    model = SCHEMA_MODELS[name]
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    schema.update(model.model_json_schema())
+    schema["title"] = name
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """Read the shipped JSON schema of the built-in format ``name``."""
+    text = resources.files(__package__).joinpath("schemas", f"{name}.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _builtin(name: str) -> OutputFormat:
+    readers: dict[str, Any] = {
+        "v2_raw": "v2_raw",
+        "ui_control": "ui_control",
+        "widget_control": "widget_control",
+    }
+    return OutputFormat(
+        name=name,
+        json_schema=load_schema(name),
+        instruction=_INSTRUCTIONS[name],
+        mapping=None if name == "v2_raw" else OutputMapping(),
+        reader=readers.get(name),
+    )
 
 
 _LOCK = threading.Lock()
-_FORMATS: dict[str, OutputFormat] = {
-    "default": OutputFormat(
-        name="default",
-        json_schema=DefaultOutput.model_json_schema(),
-        instruction=(
-            "Reply with a single JSON object and nothing else. Set has_insight to false when "
-            "you have nothing useful to say; you may still emit events and updates."
-        ),
-    ),
-    "v2_raw": OutputFormat(
-        name="v2_raw",
-        json_schema=RawOutput.model_json_schema(),
-        instruction="Reply with a single JSON object and nothing else (insights may be empty).",
-        mapping=None,
-    ),
-}
+_FORMATS: dict[str, OutputFormat] = {name: _builtin(name) for name in SCHEMA_MODELS}
 
 
 def register_output_format(output_format: OutputFormat, *, replace: bool = False) -> None:
