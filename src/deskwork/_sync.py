@@ -41,11 +41,13 @@ def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _loop().run_until_complete(coro)
-    coro.close()
-    raise EventLoopRunningError(
-        f"{api}() cannot be called from a running event loop; use a{api}() instead"
-    )
+        pass  # no loop running: run below, outside this handler (errors are not chained to it)
+    else:
+        coro.close()
+        raise EventLoopRunningError(
+            f"{api}() cannot be called from a running event loop; use a{api}() instead"
+        )
+    return _loop().run_until_complete(coro)
 
 
 def on_shutdown(hook: Callable[[], Awaitable[None]]) -> None:

@@ -1,4 +1,4 @@
-"""The ``deskwork`` command line: ``deskwork demo`` and ``deskwork runs``."""
+"""The ``deskwork`` command line: ``deskwork demo``, ``deskwork runs`` and ``deskwork doctor``."""
 
 from __future__ import annotations
 
@@ -8,21 +8,76 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
+_STATUSES = ["running", "paused", "completed", "failed", "interrupted"]
+
+
+def _store_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--storage-dir``/``--database-url``, accepted before and after the subcommand."""
+    parser.add_argument(
+        "--storage-dir",
+        default=".deskwork" if top else argparse.SUPPRESS,
+        help="run store directory (default: .deskwork)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=None if top else argparse.SUPPRESS,
+        help="sqlite:///path or postgresql://... (default: $DESKWORK_DATABASE_URL, else"
+        " <storage-dir>/deskwork.db)",
+    )
+
+
+def _runs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    runs = sub.add_parser(
+        "runs",
+        help="list recent runs; 'show RUN_ID' shows one; 'fail RUN_ID' ends an interrupted one",
+    )
+    runs.add_argument("action", nargs="?", choices=["show", "fail"], help="show or fail one run")
+    runs.add_argument("run_id", nargs="?", help="run id for 'show' and 'fail'")
+    runs.add_argument("--limit", type=int, default=20, help="how many runs to list")
+    runs.add_argument("--status", choices=_STATUSES, help="only runs with this status")
+    runs.add_argument("--runner", help="only runs of the runner with this name")
+    runs.add_argument("--since", help="only runs updated since: 30m, 2h, 1d or an ISO time")
+    runs.add_argument("--json", action="store_true", help="print JSON (for scripts)")
+    runs.add_argument(
+        "--force", action="store_true", help="'fail': even if its process may be alive"
+    )
+    _store_options(runs)
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deskwork", description="deskwork command line")
-    parser.add_argument(
-        "--storage-dir", default=".deskwork", help="run store directory (default: .deskwork)"
-    )
+    _store_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the demo (offline unless --model is given)")
     demo.add_argument("--model", help="a LiteLLM model such as openai/gpt-5-nano (needs its key)")
     demo.add_argument("--yes", action="store_true", help="approve the confirmation without asking")
-    runs = sub.add_parser("runs", help="list recent runs, or show one")
-    runs.add_argument("action", nargs="?", choices=["show"], help="show one run")
-    runs.add_argument("run_id", nargs="?", help="run id for 'show'")
-    runs.add_argument("--limit", type=int, default=20, help="how many runs to list")
+    _store_options(demo)
+    _runs_parser(sub)
+    doctor = sub.add_parser("doctor", help="check the run store (integrity, interrupted runs)")
+    _store_options(doctor)
     return parser
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from deskwork.cli.runs import ListOptions, fail_run, list_runs, parse_since, show_run
+
+    url = args.database_url
+    if args.action in ("show", "fail"):
+        if not args.run_id:
+            print(f"usage: deskwork runs {args.action} RUN_ID", file=sys.stderr)
+            return 2
+        if args.action == "fail":
+            return fail_run(args.storage_dir, args.run_id, database_url=url, force=args.force)
+        return show_run(args.storage_dir, args.run_id, database_url=url, as_json=args.json)
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    options = ListOptions(
+        limit=args.limit, status=args.status, runner=args.runner, since=since, as_json=args.json
+    )
+    return list_runs(args.storage_dir, options, database_url=url)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,14 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from deskwork.cli.demo import run_demo
 
         return run_demo(model=args.model, storage_dir=args.storage_dir, assume_yes=args.yes)
-    from deskwork.cli.runs import list_runs, show_run
+    if args.command == "doctor":
+        from deskwork.cli.runs import doctor
 
-    if args.action == "show":
-        if not args.run_id:
-            print("usage: deskwork runs show RUN_ID", file=sys.stderr)
-            return 2
-        return show_run(args.storage_dir, args.run_id)
-    return list_runs(args.storage_dir, args.limit)
+        return doctor(args.storage_dir, database_url=args.database_url)
+    return _runs(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

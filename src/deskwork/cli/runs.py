@@ -1,53 +1,159 @@
-"""``deskwork runs`` and ``deskwork runs show RUN_ID``."""
+"""``deskwork runs`` (list, ``show RUN_ID``, ``fail RUN_ID``) and ``deskwork doctor``.
+
+The store is the one ``--database-url`` (or ``$DESKWORK_DATABASE_URL``) names, else
+``<storage-dir>/deskwork.db``. A damaged or unreachable store is reported in one line with
+what to do, never as a traceback; nothing here creates, repairs or overwrites a database.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from deskwork.runtime.desk import DB_FILENAME
-from deskwork.store.sqlite import SQLiteRunStore
+from deskwork.core.event import Event, EventType
+from deskwork.core.state import RunRecord
+from deskwork.exceptions import DeskworkError
+from deskwork.store._owner import owner_alive, shown_status
+from deskwork.store._url import open_run_store, redact_url, resolve_database_url, sqlite_path
+from deskwork.store.base import RunStore
+from deskwork.utils import new_id, utc_now
 
-__all__ = ["list_runs", "show_run"]
+__all__ = ["ListOptions", "doctor", "fail_run", "list_runs", "parse_since", "show_run"]
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-def _store(storage_dir: str) -> SQLiteRunStore | None:
-    path = Path(storage_dir) / DB_FILENAME
-    if not path.exists():
+class _NoStore(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    """Filters and output format of ``deskwork runs``."""
+
+    limit: int = 20
+    status: str | None = None
+    runner: str | None = None
+    since: datetime | None = None
+    as_json: bool = False
+
+
+def parse_since(text: str) -> datetime:
+    """``2h``/``30m``/``1d``/``90s``/``1w`` ago, or an ISO 8601 time (naive means UTC)."""
+    match = _DURATION.match(text.strip())
+    if match:
+        amount, unit = float(match.group(1)), match.group(2)
+        return utc_now() - timedelta(**{_UNITS[unit]: amount})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"--since {text!r}: use a duration such as 30m, 2h, 1d, or an ISO time"
+            " such as 2026-01-31T12:00"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@contextmanager
+def _opened(storage_dir: str, database_url: str | None) -> Iterator[RunStore]:
+    url = resolve_database_url(database_url, storage_dir)
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
         print(f"no run store at {path}", file=sys.stderr)
-        return None
-    return SQLiteRunStore(path)
+        raise _NoStore
+    try:
+        store = open_run_store(url)
+    except DeskworkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise _NoStore from None
+    try:
+        yield store
+    finally:
+        store.close()
 
 
-def list_runs(storage_dir: str, limit: int = 20) -> int:
-    """Print the most recent runs, newest first."""
-    store = _store(storage_dir)
-    if store is None:
+def _row(record: RunRecord) -> dict[str, Any]:
+    return {
+        "run_id": record.run_id,
+        "status": shown_status(record),
+        "stored_status": record.status,
+        "runner": record.runner,
+        "created_at": record.created_at.isoformat(),
+        "updated_at": record.updated_at.isoformat(),
+        "output": record.output,
+        "owner": record.owner.model_dump() if record.owner else None,
+    }
+
+
+def list_runs(
+    storage_dir: str, options: ListOptions | None = None, *, database_url: str | None = None
+) -> int:
+    """Print the most recent runs, newest first (``interrupted``: its process is gone)."""
+    options = options or ListOptions()
+    stored_status = "running" if options.status == "interrupted" else options.status
+    try:
+        with _opened(storage_dir, database_url) as store:
+            records = store.list_runs(
+                options.limit if options.status != "interrupted" else 10**9,
+                status=stored_status,
+                runner=options.runner,
+                since=options.since,
+            )
+    except _NoStore:
         return 1
-    records = store.list_runs(limit)
-    store.close()
-    if not records:
-        print("no runs yet")
+    if options.status == "interrupted":
+        records = [r for r in records if shown_status(r) == "interrupted"][: options.limit]
+    if options.as_json:
+        print(json.dumps([_row(record) for record in records], indent=2, ensure_ascii=False))
         return 0
-    print(f"{'RUN ID':<34} {'STATUS':<10} {'UPDATED':<20} OUTPUT")
+    if not records:
+        print("no runs yet" if options == ListOptions() else "no runs match")
+        return 0
+    print(f"{'RUN ID':<34} {'STATUS':<12} {'RUNNER':<16} {'UPDATED':<20} OUTPUT")
     for record in records:
-        output = (record.output or "").replace("\n", " ")[:50]
+        output = (record.output or "").replace("\n", " ")[:40]
         updated = record.updated_at.strftime("%Y-%m-%d %H:%M:%S")
-        print(f"{record.run_id:<34} {record.status:<10} {updated:<20} {output}")
+        runner = (record.runner or "-")[:16]
+        status = shown_status(record)
+        print(f"{record.run_id:<34} {status:<12} {runner:<16} {updated:<20} {output}")
     return 0
 
 
-def show_run(storage_dir: str, run_id: str) -> int:
+def show_run(
+    storage_dir: str, run_id: str, *, database_url: str | None = None, as_json: bool = False
+) -> int:
     """Print one run: status, messages, tool calls and events."""
-    store = _store(storage_dir)
-    if store is None:
+    try:
+        with _opened(storage_dir, database_url) as store:
+            record = store.get_run(run_id)
+            events = store.get_events(run_id) if record is not None else []
+    except _NoStore:
         return 1
-    record = store.get_run(run_id)
     if record is None:
         print(f"unknown run {run_id}", file=sys.stderr)
         return 1
-    print(f"run {record.run_id}  status={record.status}  created={record.created_at.isoformat()}")
+    if as_json:
+        data = record.model_dump(mode="json")
+        data["shown_status"] = shown_status(record)
+        data["events"] = [event.model_dump(mode="json") for event in events]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    _print_run(record, events)
+    return 0
+
+
+def _print_run(record: RunRecord, events: list[Event]) -> None:
+    print(
+        f"run {record.run_id}  status={shown_status(record)}"
+        f"  created={record.created_at.isoformat()}"
+    )
     state = record.state
     if state is not None:
         print(f"runner: {state.runner_type} {state.runner_name!r}  iterations={state.iteration}")
@@ -65,8 +171,102 @@ def show_run(storage_dir: str, run_id: str) -> int:
     if record.output is not None:
         print(f"\noutput: {record.output}")
     print("\nevents:")
-    events = store.get_events(run_id)
-    store.close()
     for event in events:
         print(f"  {event.timestamp.strftime('%H:%M:%S.%f')[:-3]} {event.type:<28} {event.source}")
+
+
+def fail_run(
+    storage_dir: str, run_id: str, *, database_url: str | None = None, force: bool = False
+) -> int:
+    """End a run left ``running`` (or ``paused``) as ``failed``, with a ``run.failed`` event.
+
+    Refuses a run whose process is alive, or runs on another host, unless ``force``.
+    """
+    try:
+        with _opened(storage_dir, database_url) as store:
+            record = store.get_run(run_id)
+            problem = _why_not_fail(record, run_id, force)
+            if problem or record is None:
+                print(problem, file=sys.stderr)
+                return 1
+            reason = f"ended by 'deskwork runs fail' (was {shown_status(record)})"
+            store.add_event(
+                Event(
+                    event_id=new_id(),
+                    type=EventType.RUN_FAILED,
+                    timestamp=utc_now(),
+                    run_id=run_id,
+                    source="deskwork runs fail",
+                    payload={"errors": [reason]},
+                )
+            )
+            store.update_run(run_id, "failed", record.output, record.output_json, record.state)
+    except _NoStore:
+        return 1
+    print(f"run {run_id} is now failed")
     return 0
+
+
+def _why_not_fail(record: RunRecord | None, run_id: str, force: bool) -> str:
+    if record is None:
+        return f"unknown run {run_id}"
+    if record.status in ("completed", "failed"):
+        return f"run {run_id} already ended ({record.status})"
+    owner = record.owner
+    if force or record.status != "running" or owner is None:
+        return ""
+    alive = owner_alive(owner)
+    if alive is False:
+        return ""
+    where = "is still running in" if alive else "may still be running in"
+    return (
+        f"run {run_id} {where} process {owner.pid} on {owner.host};"
+        " stop that process first, or use --force"
+    )
+
+
+def doctor(storage_dir: str, *, database_url: str | None = None) -> int:
+    """Check the store: reachable, sound (SQLite ``integrity_check``), runs by status."""
+    url = resolve_database_url(database_url, storage_dir)
+    print(f"database: {redact_url(url)}")
+    path = sqlite_path(url)
+    if path is not None:
+        problems = _sqlite_problems(path)
+        if problems:
+            for problem in problems:
+                print(f"  problem: {problem}")
+            print("damaged: restore the file from a backup, or move it away to start a new store")
+            return 1
+    try:
+        with _opened(storage_dir, database_url) as store:
+            records = store.list_runs(10**9)
+    except _NoStore:
+        return 1
+    counts: dict[str, int] = {}
+    for record in records:
+        status = shown_status(record)
+        counts[status] = counts.get(status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no runs"
+    print(f"integrity: ok\nruns: {summary}")
+    if counts.get("interrupted"):
+        print("interrupted runs: end them with 'deskwork runs fail RUN_ID'")
+    return 0
+
+
+def _sqlite_problems(path: Any) -> list[str]:
+    import sqlite3
+
+    from deskwork.store._sqlite import integrity_problems
+
+    if not path.exists():
+        return []  # reported by _opened
+    if path.stat().st_size == 0:
+        return ["the file is empty: it was truncated or never written"]
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        return [str(exc)]
+    try:
+        return integrity_problems(conn, quick=False)
+    finally:
+        conn.close()
