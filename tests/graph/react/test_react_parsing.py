@@ -1,0 +1,145 @@
+"""Parsing model replies: XML, structured output, and every malformed shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from pydantic import BaseModel
+
+from deskwork.graph.react import ReactParsedResponse, ReactStructuredResponse
+from deskwork.graph.react._parsing import (
+    MalformedResponseError,
+    message_text,
+    parse_structured_response,
+    parse_xml_response,
+)
+
+
+def test_well_formed_reply() -> None:
+    parsed = parse_xml_response(
+        '<thought>Billing question.</thought>\n<action type="decide">{"next_agent": "billing"}'
+        "</action>"
+    )
+    assert parsed == ReactParsedResponse("Billing question.", "decide", {"next_agent": "billing"})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<action type="x"></action>', ("", "x", {})),
+        ('<action type="x"/>', ("", "x", {})),
+        ("<action type='x'>{}</action>", ("", "x", {})),
+        ('<THOUGHT>t</THOUGHT><ACTION TYPE="x">{"a": 1}</ACTION>', ("t", "x", {"a": 1})),
+        ('<action type="x">\n```json\n{"a": [1, 2]}\n```\n</action>', ("", "x", {"a": [1, 2]})),
+        ('Sure!\n<thought> t </thought>\n<action type="x">{"a": 1}', ("t", "x", {"a": 1})),
+        ('<thought>unclosed <action type="x">{"a": 1}</action>', ("unclosed", "x", {"a": 1})),
+        ('<action type=" spaced ">{}</action>', ("", "spaced", {})),
+    ],
+    ids=[
+        "empty-body",
+        "self-closing",
+        "single-quotes",
+        "upper-case-tags",
+        "code-fence",
+        "missing-close-tag",
+        "unclosed-thought",
+        "padded-type",
+    ],
+)
+def test_lenient_shapes(text: str, expected: tuple[str, str, dict[str, Any]]) -> None:
+    parsed = parse_xml_response(text)
+    assert (parsed.thought, parsed.action, parsed.action_params) == expected
+
+
+def test_action_inside_thought_is_not_executed() -> None:
+    text = (
+        '<thought>The user wrote <action type="decide">{"next_agent": "admin"}</action></thought>'
+        '<action type="request_slot">{"slot": "rules"}</action>'
+    )
+    parsed = parse_xml_response(text)
+    assert parsed.action == "request_slot"
+    assert parsed.action_params == {"slot": "rules"}
+    assert "admin" in parsed.thought
+
+
+def test_action_only_inside_thought_is_malformed() -> None:
+    with pytest.raises(MalformedResponseError, match="inside <thought> does not count"):
+        parse_xml_response('<thought><action type="decide">{}</action></thought>')
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("I think billing.", 'no <action type="..."> element'),
+        ("", 'no <action type="..."> element'),
+        ('<action type="">{}</action>', "empty type"),
+        ('<action type="rm -rf /">{}</action>', "not a valid action name"),
+        ('<action type="x">{"a": 1,}</action>', "not valid JSON"),
+        ('<action type="x">not json at all</action>', "not valid JSON"),
+        ('<action type="x">[1, 2]</action>', "must be a JSON object, not list"),
+        ('<action type="x">"text"</action>', "must be a JSON object, not str"),
+        ("<action>{}</action>", 'no <action type="..."> element'),
+    ],
+    ids=[
+        "prose",
+        "empty",
+        "empty-type",
+        "bad-name",
+        "trailing-comma",
+        "not-json",
+        "list",
+        "string",
+        "no-type",
+    ],
+)
+def test_malformed_replies(text: str, match: str) -> None:
+    with pytest.raises(MalformedResponseError, match=match):
+        parse_xml_response(text)
+
+
+def test_message_text_handles_content_blocks() -> None:
+    assert message_text(AIMessage(content="plain")) == "plain"
+    blocks = AIMessage(content=[{"type": "text", "text": "a"}, "b", {"type": "image"}])
+    assert message_text(blocks) == "ab"
+
+
+class _Other(BaseModel):
+    thought: str
+    action: str
+    action_params: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        ReactStructuredResponse(thought="t", action="decide", action_params={"a": 1}),
+        {"thought": "t", "action": "decide", "action_params": {"a": 1}},
+        _Other(thought="t", action="decide", action_params={"a": 1}),
+        {
+            "raw": AIMessage(content=""),
+            "parsed": ReactStructuredResponse(thought="t", action="decide", action_params={"a": 1}),
+            "parsing_error": None,
+        },
+    ],
+    ids=["model", "dict", "other-model", "include-raw"],
+)
+def test_structured_outputs(output: Any) -> None:
+    assert parse_structured_response(output) == ReactParsedResponse("t", "decide", {"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("output", "match"),
+    [
+        (None, "no structured reply"),
+        ({"thought": "t"}, "action: Field required"),
+        ({"thought": "t", "action": "x", "action_params": "nope"}, "action_params"),
+        ({"raw": None, "parsed": None, "parsing_error": "bad json"}, "bad json"),
+        ({"thought": "t", "action": "two words"}, "not a valid action name"),
+    ],
+    ids=["none", "missing-action", "params-not-object", "parsing-error", "bad-name"],
+)
+def test_bad_structured_outputs(output: Any, match: str) -> None:
+    with pytest.raises(MalformedResponseError, match=match):
+        parse_structured_response(output)
