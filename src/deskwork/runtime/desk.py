@@ -146,8 +146,13 @@ class Desk:
         self._runners[(runner.runner_type, runner.name)] = runner
 
     def unregister(self, runner: Runner) -> None:
-        """Forget ``runner``."""
-        self._runners.pop((runner.runner_type, runner.name), None)
+        """Forget ``runner``: its paused runs resume only with ``runner=`` or after
+        registering a runner of that name again."""
+        key = (runner.runner_type, runner.name)
+        self._runners.pop(key, None)
+        for run_id, live in list(self._live_runners.items()):
+            if live is runner or (live.runner_type, live.name) == key:
+                del self._live_runners[run_id]
 
     register_worker = register
     unregister_worker = unregister
