@@ -27,10 +27,11 @@ from deskwork.core.redact import redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.core.tool_call import ToolCall
-from deskwork.graph._events import graph_emitter
+from deskwork.graph._events import GraphEmitter, graph_emitter
 from deskwork.graph._messages import from_message, text_of, to_message
 from deskwork.graph.checkpoint import RunStoreSaver
 from deskwork.graph.core.exceptions import ConfigurationError
+from deskwork.graph.llm import METERED, desk_model
 from deskwork.runtime.config import RunConfig
 from deskwork.store.base import RunStore
 from deskwork.utils import to_jsonable
@@ -128,7 +129,7 @@ class GraphRunner:
         graph = self._graph(config)
         progress = _Progress(metrics=dict(metrics))
         try:
-            with graph_emitter(config.emit):
+            with graph_emitter(_metered(config.emit, progress)), desk_model(config):
                 async for mode, chunk in graph.astream(
                     graph_input,
                     self._run_config(config),
@@ -243,19 +244,35 @@ class _Progress:
         """Add the token usage of the AI messages a node produced."""
         found = update.get("messages") if isinstance(update, dict) else None
         for message in found if isinstance(found, list) else ():
-            usage = (
-                getattr(message, "usage_metadata", None) if isinstance(message, AIMessage) else None
-            )
+            if not isinstance(message, AIMessage) or message.response_metadata.get(METERED):
+                continue  # DeskworkChatModel replies were counted from their llm.completed event
+            usage = message.usage_metadata
             if usage:
-                self.metrics = sum_metrics(
-                    self.metrics,
+                self.add_usage(
                     {
-                        "llm_calls": 1,
                         "prompt_tokens": usage.get("input_tokens", 0),
                         "completion_tokens": usage.get("output_tokens", 0),
                         "total_tokens": usage.get("total_tokens", 0),
-                    },
+                    }
                 )
+
+    def add_usage(self, usage: Mapping[str, Any]) -> None:
+        """Count one model call and its tokens (and cost, when known)."""
+        keys = ("prompt_tokens", "completion_tokens", "total_tokens", "cost")
+        self.metrics = sum_metrics(
+            self.metrics, {"llm_calls": 1}, {k: usage[k] for k in keys if k in usage}
+        )
+
+
+def _metered(emit: GraphEmitter, progress: _Progress) -> GraphEmitter:
+    """``emit`` that also counts the usage of ``llm.completed`` events into the metrics."""
+
+    def send(event_type: str, source: str, payload: dict[str, Any]) -> None:
+        if event_type == "llm.completed":
+            progress.add_usage(payload)
+        emit(event_type, source, payload)
+
+    return send
 
 
 def _compiled(graph: Any) -> Pregel[Any, Any, Any, Any]:

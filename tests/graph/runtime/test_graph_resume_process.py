@@ -9,6 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+from deskwork import Desk
+from deskwork.testing import ScriptedAdapter
+
 GRAPH = textwrap.dedent(
     """
     import json, operator, sys
@@ -17,6 +20,7 @@ GRAPH = textwrap.dedent(
     from langgraph.types import interrupt
     from deskwork import Desk, Job
     from deskwork.graph.runner import GraphRunner
+    from deskwork.testing import ScriptedAdapter  # no model calls: skip loading LiteLLM
 
     class State(TypedDict):
         log: Annotated[list[str], operator.add]
@@ -35,7 +39,7 @@ GRAPH = textwrap.dedent(
     builder.add_edge("approve", END)
     runner = GraphRunner(builder.compile(), name="approval")
 
-    with Desk(storage_dir=sys.argv[1]) as desk:
+    with Desk(storage_dir=sys.argv[1], adapter=ScriptedAdapter()) as desk:
         if sys.argv[2] == "start":
             report = desk.run(runner, Job(input={"log": []}))
         else:
@@ -69,8 +73,9 @@ def test_a_new_process_resumes_the_interrupted_graph(tmp_path: Path) -> None:
     assert second["status"] == "completed", second["errors"]
     assert second["data"] == {"log": ["plan", "approved:yes"]}
 
-    again = _run(script, str(storage), "resume", run_id, "no")  # a finished run stays finished
-    assert again["status"] == "failed" and "not paused" in str(again["errors"])
+    with Desk(storage_dir=storage, adapter=ScriptedAdapter()) as desk:  # finished stays finished
+        again = desk.resume(run_id, "no")
+    assert again.status == "failed" and "not paused" in again.errors[0]
 
     with sqlite3.connect(storage / "deskwork.db") as conn:  # one file holds everything
         status = conn.execute("SELECT status FROM runs WHERE run_id=?", (run_id,)).fetchone()

@@ -1,0 +1,278 @@
+"""DeskworkChatModel: a LangChain chat model over a deskwork model adapter.
+
+Graph agents take a LangChain chat model (``llm=``). ``DeskworkChatModel`` is that model for
+any :class:`~deskwork.adapters.BaseModelAdapter`, so graph agents call models through deskwork's
+adapters (LiteLLM by default) exactly as workers do::
+
+    llm = DeskworkChatModel(model="openai/gpt-4o-mini")        # LiteLLMAdapter
+    llm = DeskworkChatModel(adapter=ScriptedAdapter([...]))     # offline tests
+
+Inside ``desk.run(GraphRunner(graph), job)`` a model without its own adapter or model string
+uses the desk's (``Desk(model=..., adapter=...)``), and every call is an ``llm.completed`` (or
+``llm.failed``) event of the run whose tokens count in the report's metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import ToolCallChunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field
+
+from deskwork._sync import run_sync
+from deskwork.adapters.base import (
+    BaseModelAdapter,
+    ModelResponse,
+    StreamChunk,
+    ToolCallDelta,
+    assemble_stream,
+)
+from deskwork.core.redact import redact_text
+from deskwork.core.tool_call import ToolCall
+from deskwork.graph._events import emit_graph_event
+from deskwork.graph._messages import to_provider
+from deskwork.runtime.config import RunConfig
+
+__all__ = ["METERED", "DeskworkChatModel", "desk_model"]
+
+METERED = "deskwork_metered"
+"""``response_metadata`` flag of replies whose usage already reached the run as an event."""
+
+_RUN: ContextVar[RunConfig | None] = ContextVar("deskwork_graph_run", default=None)
+
+
+@contextmanager
+def desk_model(config: RunConfig) -> Iterator[None]:
+    """Let :class:`DeskworkChatModel` use the run's adapter and default model in this block."""
+    token = _RUN.set(config)
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+class DeskworkChatModel(BaseChatModel):
+    """A LangChain ``BaseChatModel`` that calls a deskwork ``BaseModelAdapter``.
+
+    Supports tool binding (``bind_tools``), ``with_structured_output`` (through tool calling),
+    async streaming through the adapter's stream, and token usage in ``usage_metadata``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str | None = None
+    """Provider model string (``openai/gpt-4o-mini``); the desk's model when omitted."""
+    adapter: BaseModelAdapter | None = Field(default=None, exclude=True)
+    """The adapter; the running desk's, else a ``LiteLLMAdapter``, when omitted."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "deskwork"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model, "adapter": type(self.adapter).__name__}
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | dict[str, Any] | bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """This model with ``tools`` (LangChain tools, functions, schemas) sent on every call."""
+        formatted = [convert_to_openai_tool(item) for item in tools]
+        return self.bind(tools=formatted, tool_choice=_tool_choice(tool_choice), **kwargs)
+
+    # -- calls --------------------------------------------------------------------------
+
+    def _target(self) -> tuple[BaseModelAdapter, str]:
+        run = _RUN.get()
+        adapter = self.adapter or (run.adapter if run is not None else None)
+        if adapter is None:
+            from deskwork.adapters.litellm import LiteLLMAdapter
+
+            adapter = LiteLLMAdapter()
+        model = self.model or (run.default_model or run.model if run is not None else None)
+        if not model:
+            raise ValueError("DeskworkChatModel needs model=... (or a Desk(model=...) run)")
+        return adapter, model
+
+    def _request(self, messages: list[BaseMessage], stop: Any, **kwargs: Any) -> dict[str, Any]:
+        tools = kwargs.pop("tools", None)
+        choice = kwargs.pop("tool_choice", None)
+        kwargs.pop("ls_structured_output_format", None)
+        return {
+            "messages": to_provider(messages),
+            "tools": tools or None,
+            "tool_choice": choice if tools else None,
+            "temperature": kwargs.pop("temperature", self.temperature),
+            "max_tokens": kwargs.pop("max_tokens", self.max_tokens),
+            **({"stop": stop} if stop else {}),
+            **kwargs,
+        }
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        adapter, model = self._target()
+        started = time.perf_counter()
+        try:
+            result = await adapter.acomplete(
+                model=model,
+                stream=False,
+                stream_options=None,
+                **self._request(messages, stop, **kwargs),
+            )
+            if not isinstance(result, ModelResponse):
+                result = assemble_stream([chunk async for chunk in result], model=model)
+        except Exception as exc:
+            _failed(model, exc)
+            raise
+        _completed(model, result.usage, result.cost, started)
+        message = _ai_message(result, model)
+        return ChatResult(
+            generations=[ChatGeneration(message=message)],
+            llm_output={"token_usage": dict(result.usage), "model_name": model},
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return run_sync(self._agenerate(messages, stop, **kwargs), api="invoke")
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        adapter, model = self._target()
+        started = time.perf_counter()
+        chunks: list[StreamChunk] = []
+        try:
+            result = await adapter.acomplete(
+                model=model, stream=True, stream_options={"include_usage": True},
+                **self._request(messages, stop, **kwargs),
+            )  # fmt: skip
+            if isinstance(result, ModelResponse):
+                result = _as_stream(result)
+            async for chunk in result:
+                chunks.append(chunk)
+                piece = _ai_chunk(chunk)
+                if run_manager is not None and chunk.content:
+                    await run_manager.on_llm_new_token(chunk.content, chunk=piece)
+                yield piece
+        except Exception as exc:
+            _failed(model, exc)
+            raise
+        whole = assemble_stream(chunks, model=model)
+        _completed(model, whole.usage, whole.cost, started)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="", usage_metadata=_usage(whole.usage), response_metadata={METERED: True}
+            )
+        )
+
+
+def _tool_choice(choice: str | dict[str, Any] | bool | None) -> str | dict[str, Any] | None:
+    if choice is None or choice is False:
+        return None
+    if choice is True or choice == "any":
+        return "required"
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        return {"type": "function", "function": {"name": choice}}
+    return choice
+
+
+def _usage(usage: dict[str, int]) -> UsageMetadata:
+    prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    total = int(usage.get("total_tokens", prompt + completion))
+    return UsageMetadata(input_tokens=prompt, output_tokens=completion, total_tokens=total)
+
+
+def _ai_message(response: ModelResponse, model: str) -> AIMessage:
+    calls = [
+        {"id": call.id, "name": call.name, "args": call.arguments, "type": "tool_call"}
+        for call in response.tool_calls
+        if call.error is None
+    ]
+    invalid = [
+        {"id": call.id, "name": call.name, "args": call.raw_arguments, "error": call.error,
+         "type": "invalid_tool_call"}
+        for call in response.tool_calls
+        if call.error is not None
+    ]  # fmt: skip
+    metadata: dict[str, Any] = {"model_name": response.model or model, METERED: True}
+    metadata |= {"finish_reason": response.finish_reason, "cost": response.cost}
+    return AIMessage(
+        content=response.content or "",
+        tool_calls=calls,
+        invalid_tool_calls=invalid,
+        usage_metadata=_usage(response.usage),
+        response_metadata=metadata,
+    )
+
+
+def _ai_chunk(chunk: StreamChunk) -> ChatGenerationChunk:
+    pieces = [
+        ToolCallChunk(index=d.index, id=d.id, name=d.name, args=d.arguments, type="tool_call_chunk")
+        for d in chunk.tool_calls
+    ]
+    return ChatGenerationChunk(
+        message=AIMessageChunk(content=chunk.content or "", tool_call_chunks=pieces)
+    )
+
+
+async def _as_stream(response: ModelResponse) -> AsyncIterator[StreamChunk]:
+    """A whole reply as a stream, for adapters that do not stream."""
+    calls = [
+        ToolCallDelta(index=i, id=call.id, name=call.name, arguments=_arguments(call))
+        for i, call in enumerate(response.tool_calls)
+    ]
+    yield StreamChunk(
+        content=response.content, tool_calls=calls, usage=response.usage, cost=response.cost
+    )
+
+
+def _arguments(call: ToolCall) -> str:
+    if call.error is not None:
+        return call.raw_arguments or ""
+    return json.dumps(call.arguments)
+
+
+def _completed(model: str, usage: dict[str, int], cost: float | None, started: float) -> None:
+    payload: dict[str, Any] = {"model": model, "latency_ms": (time.perf_counter() - started) * 1e3}
+    payload |= {k: int(v) for k, v in usage.items() if k.endswith("tokens")}
+    if cost is not None:
+        payload["cost"] = cost
+    emit_graph_event("llm.completed", model, payload)
+
+
+def _failed(model: str, exc: Exception) -> None:
+    error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+    emit_graph_event("llm.failed", model, {"model": model, "error": error})
