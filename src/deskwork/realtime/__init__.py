@@ -3,22 +3,27 @@ intervals and events, sharing a structured blackboard.
 
 ::
 
-    from deskwork.realtime import AgentEngine, AgentContext, Blackboard, TriggerType
-    from deskwork.realtime.library import DynamicAgent
+    from deskwork.realtime import AgentEngine, AgentContext, Blackboard, DynamicAgent, TriggerType
 
     engine = AgentEngine(api_key="sk-...")          # or adapter=..., event_bus=..., desk=...
     engine.register_agent(DynamicAgent(config_dict))
     context = AgentContext(session_id="s1", recent_segments=[...], blackboard=Blackboard())
     response = await engine.process_turn(context, trigger_type=TriggerType.TURN_BASED)
 
-``DynamicAgent`` (and Jinja2) load on first use of ``deskwork.realtime.library``.
+``DynamicAgent`` (and Jinja2) load on first use (``deskwork.realtime.DynamicAgent`` or
+``deskwork.realtime.library``), so importing ``deskwork.realtime`` stays light.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from deskwork.realtime.core import (
+    DEFAULT_MODEL,
     AgentCallbackHandler,
     AgentConfig,
+    AgentConfigOverride,
+    AgentConfigurationError,
     AgentContext,
     AgentEngine,
     AgentInsight,
@@ -38,9 +43,15 @@ from deskwork.realtime.core import (
     current_turn_id,
 )
 
+if TYPE_CHECKING:
+    from deskwork.realtime.library.dynamic import DynamicAgent
+
 __all__ = [
+    "DEFAULT_MODEL",
     "AgentCallbackHandler",
     "AgentConfig",
+    "AgentConfigOverride",
+    "AgentConfigurationError",
     "AgentContext",
     "AgentEngine",
     "AgentInsight",
@@ -48,6 +59,7 @@ __all__ = [
     "BaseAgent",
     "Blackboard",
     "ConditionEvaluator",
+    "DynamicAgent",
     "Event",
     "Fact",
     "InsightType",
@@ -59,3 +71,12 @@ __all__ = [
     "TriggerType",
     "current_turn_id",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load ``DynamicAgent`` (and Jinja2) on first use."""
+    if name == "DynamicAgent":
+        from deskwork.realtime.library.dynamic import DynamicAgent
+
+        return DynamicAgent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,19 +11,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from deskwork.collaboration._blackboard import to_json_value
-from deskwork.realtime.core.blackboard import Blackboard, put_fact
+from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, put_fact
 from deskwork.realtime.core.events import ENGINE_SOURCE
 from deskwork.realtime.core.models import AgentResponse, Event, Fact
 
 __all__ = ["Contribution", "PhaseChanges", "apply_phase", "normalize_response"]
 
 logger = logging.getLogger(__name__)
-
-RESERVED_PREFIX: Final = "sys."
-"""Variables under this prefix are written by the engine only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,15 +141,23 @@ def _memory_merger(changes: dict[str, dict[str, Any]]) -> Any:
     return merge
 
 
+def _with_priority(fact: Fact, priority: int) -> Fact:
+    return fact.model_copy(update={"priority": priority})
+
+
 def _merge_facts(board: Blackboard, ordered: Sequence[Contribution]) -> None:
     """Add facts: higher priority wins, then higher confidence, then later registration.
 
-    A fact from an earlier (lower-ranked) contribution of this phase is always replaced by a
-    later one for the same ``(type, key)``; a fact already on the board is replaced only by an
-    equal or higher confidence (``Blackboard.add_fact`` semantics).
+    Each fact is stamped with its agent's priority. A fact from an earlier (lower-ranked)
+    contribution of this phase is always replaced by a later one for the same ``(type, key)``;
+    a fact already on the board is replaced only by an equal or higher ``(priority,
+    confidence)`` (``Blackboard.add_fact`` semantics).
     """
     ranked: list[tuple[tuple[int, float, int], Fact]] = [
-        ((item.priority, fact.confidence, item.index), fact)
+        (
+            (item.priority, fact.confidence, item.index),
+            fact.model_copy(update={"priority": item.priority}),
+        )
         for item in ordered
         for fact in item.response.facts
     ]

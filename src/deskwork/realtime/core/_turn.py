@@ -98,6 +98,7 @@ class Turn:
             queue_pushes=self.queue_pushes,
             facts=self.facts,
             memory_updates=self.memory,
+            memory_updates_by_agent={k: dict(v) for k, v in self.memory.items()},
             state_updates=dict(self.variables),
             data=self.data,
             debug_info={

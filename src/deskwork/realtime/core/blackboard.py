@@ -20,8 +20,9 @@ agents see during a phase; writing to it raises :class:`ReadOnlyBlackboardError`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
@@ -31,11 +32,16 @@ from deskwork.collaboration import Blackboard as _SharedBlackboard
 from deskwork.collaboration import BlackboardEntry
 from deskwork.collaboration._blackboard import copy_json
 from deskwork.exceptions import DeskworkError
+from deskwork.realtime.core._persist import load_board_state, save_board
 from deskwork.realtime.core._records import Event, Fact
+
+if TYPE_CHECKING:
+    from deskwork.store.session import SessionStore
 
 __all__ = [
     "CONTAINERS",
     "DEFAULT_AUTHOR",
+    "RESERVED_PREFIX",
     "Blackboard",
     "ReadOnlyBlackboardError",
     "put_fact",
@@ -43,8 +49,11 @@ __all__ = [
 
 CONTAINERS: Final = ("variables", "events", "queues", "facts", "memory")
 """The board keys that hold the five containers."""
+RESERVED_PREFIX: Final = "sys."
+"""Variables under this prefix are written by the engine only."""
 DEFAULT_AUTHOR: Final = "realtime"
 """Author recorded for writes made through the container operations."""
+logger = logging.getLogger("deskwork.realtime.blackboard")
 _EMPTY: Final[dict[str, Callable[[], Any]]] = {
     "variables": dict,
     "events": list,
@@ -70,7 +79,8 @@ def put_fact(
     """Insert ``fact`` into a JSON fact list, deduplicating by ``(type, key)``.
 
     With ``key=None`` the fact replaces any fact of its type. A duplicate is replaced when
-    ``override(existing)`` is true or the new confidence is at least the old one; the new fact
+    ``override(existing)`` is true or the new ``(priority, confidence)`` is at least the old
+    one (higher priority wins; at equal priority, higher or equal confidence); the new fact
     moves to the end of the list.
 
     Returns:
@@ -79,7 +89,7 @@ def put_fact(
     key = fact.get("key")
     for index, existing in enumerate(facts):
         if existing.get("type") == fact["type"] and (key is None or existing.get("key") == key):
-            wins = fact.get("confidence", 1.0) >= existing.get("confidence", 1.0)
+            wins = _rank(fact) >= _rank(existing)
             if wins or (override is not None and override(existing)):
                 del facts[index]
                 facts.append(fact)
@@ -87,6 +97,10 @@ def put_fact(
             return False
     facts.append(fact)
     return True
+
+
+def _rank(fact: Mapping[str, Any]) -> tuple[int, float]:
+    return int(fact.get("priority") or 0), float(fact.get("confidence", 1.0))
 
 
 class Blackboard(_SharedBlackboard):
@@ -178,6 +192,38 @@ class Blackboard(_SharedBlackboard):
         """Return all five containers as one JSON-compatible dict (a fresh copy)."""
         return {key: self._read_container(key) for key in CONTAINERS}
 
+    def to_dict(self) -> dict[str, Any]:
+        """The five containers as JSON (a fresh copy); ``from_dict`` restores a board."""
+        return self.as_dict()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Blackboard:
+        """Build a board from ``to_dict()`` output (missing containers start empty).
+
+        Raises:
+            ValueError: ``data`` has keys that are not containers.
+        """
+        return cls.model_validate(dict(data))
+
+    def snapshot(self) -> Blackboard:  # type: ignore[override]  # 2.6 API: a board, not a dict
+        """Return an independent, writable copy of this board (also of a frozen one).
+
+        Unlike ``deskwork.collaboration.Blackboard.snapshot`` (a dict of values; use
+        ``to_dict()`` for that here), this returns a ``Blackboard``, as the realtime API
+        documents. Authors and versions are kept.
+        """
+        return type(self).from_state(self.to_state())
+
+    def save_to(self, store: SessionStore, session_id: str) -> None:
+        """Store this board in a deskwork session store (see ``_persist``)."""
+        save_board(store, session_id, self.to_state())
+
+    @classmethod
+    def load_from(cls, store: SessionStore, session_id: str) -> Blackboard | None:
+        """The board saved with ``save_to`` for ``session_id``, or ``None``."""
+        state = load_board_state(store, session_id)
+        return None if state is None else cls.from_state(state)
+
     def model_dump(self, **_: Any) -> dict[str, Any]:
         """Same as ``as_dict`` (kept for code written against a Pydantic board)."""
         return self.as_dict()
@@ -265,7 +311,13 @@ class Blackboard(_SharedBlackboard):
     # ------------------------------------------------------------- variables
 
     def set_var(self, key: str, value: Any, *, author: str = DEFAULT_AUTHOR) -> None:
-        """Set the session variable ``key``."""
+        """Set the session variable ``key``.
+
+        ``sys.*`` keys belong to the engine: writing one logs a warning (the write still
+        happens, and the engine overwrites it at the next turn).
+        """
+        if key.startswith(RESERVED_PREFIX):
+            logger.warning("writing reserved variable %r; sys.* keys are engine-managed", key)
         self.update("variables", lambda variables: {**variables, key: value}, author, default={})
 
     def get_var(self, key: str, default: Any = None) -> Any:
@@ -287,6 +339,18 @@ class Blackboard(_SharedBlackboard):
         self.update("variables", drop, author, default={})
 
     # ---------------------------------------------------------------- queues
+
+    def push_queue_items(
+        self, queue_name: str, items: Iterable[Any], *, author: str = DEFAULT_AUTHOR
+    ) -> None:
+        """Append ``items`` to the queue ``queue_name`` in order, in one atomic write."""
+        added = list(items)
+
+        def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
+            queues.setdefault(queue_name, []).extend(added)
+            return queues
+
+        self.update("queues", push, author, default={})
 
     def push_queue(self, queue_name: str, item: Any, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``item`` to the queue ``queue_name`` (created if missing)."""

@@ -33,18 +33,13 @@ from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
-from deskwork.realtime.core._merge import (
-    RESERVED_PREFIX,
-    Contribution,
-    apply_phase,
-    normalize_response,
-)
+from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
 from deskwork.realtime.core._notify import Notifier, describe_error
 from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core._selection import QUIET_REASONS, match_keyword, trigger_skip_reason
 from deskwork.realtime.core._turn import PhaseRecord, Turn
 from deskwork.realtime.core.agent import BaseAgent, Clock
-from deskwork.realtime.core.blackboard import Blackboard
+from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, turn_scope
 from deskwork.realtime.core.conditions import ConditionEvaluator
 from deskwork.realtime.core.events import ENGINE_SOURCE
