@@ -143,3 +143,36 @@ def test_structured_outputs(output: Any) -> None:
 def test_bad_structured_outputs(output: Any, match: str) -> None:
     with pytest.raises(MalformedResponseError, match=match):
         parse_structured_response(output)
+
+
+def test_include_raw_without_schema_call_accepts_xml_text() -> None:
+    output = {
+        "raw": AIMessage(content='<thought>t</thought><action type="decide">{"a": 1}</action>'),
+        "parsed": None,
+        "parsing_error": None,
+    }
+    assert parse_structured_response(output) == ReactParsedResponse("t", "decide", {"a": 1})
+
+
+def test_include_raw_with_prose_only_is_malformed() -> None:
+    output = {"raw": AIMessage(content="I'd pick billing."), "parsed": None, "parsing_error": None}
+    with pytest.raises(MalformedResponseError, match="neither the response schema nor the XML"):
+        parse_structured_response(output)
+
+
+def test_include_raw_with_malformed_tool_arguments() -> None:
+    raw = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            {
+                "type": "invalid_tool_call",
+                "id": "1",
+                "name": "ReactStructuredResponse",
+                "args": '{"thought": ',
+                "error": "malformed tool arguments",
+            }
+        ],
+    )
+    output = {"raw": raw, "parsed": None, "parsing_error": None}
+    with pytest.raises(MalformedResponseError, match="could not be parsed: malformed tool arg"):
+        parse_structured_response(output)

@@ -152,3 +152,18 @@ async def test_structured_output_is_off_by_default(make_executor: MakeExecutor) 
     await executor.execute("hi", {})
     assert llm.probes == 0
     assert executor.structured_output_supported is None
+
+
+async def test_model_refusing_include_raw_is_still_probed(make_executor: MakeExecutor) -> None:
+    class NoRawLLM(MockLLM):
+        def with_structured_output(
+            self, schema: dict[str, Any] | type, **kwargs: Any
+        ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
+            if kwargs:
+                raise TypeError(f"unexpected {sorted(kwargs)}")
+            return super().with_structured_output(schema)
+
+    llm = NoRawLLM(structured_responses=[step("decide", next_agent="x")])
+    executor, _ = make_executor(llm=llm, use_structured_output=True)
+    assert (await executor.execute("hi", {}))["next_agent"] == "x"
+    assert executor.structured_output_supported is True

@@ -123,6 +123,25 @@ def parse_xml_response(text: str) -> ReactParsedResponse:
     return ReactParsedResponse(thought, action, _parse_params(body, action))
 
 
+def _unparsed_structured(output: dict[str, Any]) -> ReactParsedResponse:
+    """An ``include_raw`` reply without a parsed object: accept XML in its text, if any."""
+    error = output.get("parsing_error")
+    text = message_text(output["raw"]) if output["raw"] is not None else ""
+    if text.strip() and error is None:
+        try:
+            return parse_xml_response(text)
+        except MalformedResponseError as exc:
+            raise MalformedResponseError(
+                f"the reply used neither the response schema nor the XML format ({exc})"
+            ) from None
+    invalid = getattr(output["raw"], "invalid_tool_calls", None) or []
+    if error is None and invalid:
+        error = invalid[0].get("error") or "malformed arguments"
+    if error is not None:
+        raise MalformedResponseError(f"the structured reply could not be parsed: {error}")
+    raise MalformedResponseError("the model returned no structured reply")
+
+
 def parse_structured_response(output: Any) -> ReactParsedResponse:
     """Accept what ``llm.with_structured_output(ReactStructuredResponse)`` returned.
 
@@ -134,8 +153,7 @@ def parse_structured_response(output: Any) -> ReactParsedResponse:
     """
     if isinstance(output, dict) and "parsed" in output and "raw" in output:
         if output["parsed"] is None:
-            error = output.get("parsing_error")
-            raise MalformedResponseError(f"the structured reply could not be parsed: {error}")
+            return _unparsed_structured(output)
         output = output["parsed"]
     if output is None:
         raise MalformedResponseError("the model returned no structured reply")

@@ -505,14 +505,20 @@ class ReactExecutor:
             return None
         if self._structured_llm is None:
             try:
-                self._structured_llm = self._llm.with_structured_output(
-                    ReactStructuredResponse, include_raw=True
-                )
+                self._structured_llm = self._probe_structured()
             except (AttributeError, NotImplementedError) as exc:
                 self._disable_structured(exc)
                 return None
             self._structured_supported = True
         return self._structured_llm
+
+    def _probe_structured(self) -> Runnable[Any, Any]:
+        """``with_structured_output`` with the raw reply (token usage), or without if refused."""
+        method = self._llm.with_structured_output
+        try:
+            return method(ReactStructuredResponse, include_raw=True)
+        except TypeError:  # a model whose signature has no include_raw
+            return method(ReactStructuredResponse)
 
     def _disable_structured(self, exc: BaseException) -> None:
         self._structured_supported = False
