@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import operator
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -201,3 +202,26 @@ def test_secrets_in_graph_state_never_reach_the_store(tmp_path: Path) -> None:
     assert SECRET.encode() not in raw
     checkpoints = desk.run_store.get_checkpoint_items(paused.run_id)
     assert checkpoints, "the graph's checkpoints are in the desk's database"
+
+
+async def test_cancelling_a_graph_run_marks_it_failed_and_propagates() -> None:
+    started = asyncio.Event()
+
+    async def slow(state: Counter) -> dict[str, Any]:
+        started.set()
+        await asyncio.sleep(30)
+        return {"log": ["never"]}
+
+    builder = StateGraph(Counter)
+    builder.add_node("slow", slow)
+    builder.add_edge(START, "slow")
+    builder.add_edge("slow", END)
+    desk = _desk()
+    task = asyncio.create_task(desk.arun(GraphRunner(builder.compile()), Job(input={"log": []})))
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (record,) = desk.run_store.list_runs()
+    assert record.status == "failed"
+    assert desk.run_store.get_events(record.run_id)[-1].type == "run.failed"
