@@ -28,10 +28,12 @@ from deskwork.graph.core.exceptions import (
 from deskwork.graph.core.llm_utils import (
     ainvoke_with_retry,
     ainvoke_with_timeout,
+    astream_with_limits,
     astream_with_timeout,
     build_async_retryer,
     deregister_transient_exception,
     get_transient_exceptions,
+    rate_limited,
     register_transient_exception,
 )
 from deskwork.graph.core.rate_limiting import RateLimiter, SemaphoreRateLimiter
@@ -316,3 +318,47 @@ class TestAinvokeWithRetry:
         assert isinstance(info.value, LLMError)
         assert limiter.released is False
         assert llm.call_count == 0
+
+
+class TestRateLimitedAndStreamingWithLimits:
+    async def test_rate_limited_holds_a_slot_for_the_block(self) -> None:
+        limiter = SemaphoreRateLimiter(max_concurrency=2)
+        async with rate_limited(limiter):
+            assert limiter.in_use == 1
+        assert limiter.in_use == 0
+        with pytest.raises(KeyError):
+            async with rate_limited(limiter):
+                raise KeyError("body failed")
+        assert limiter.in_use == 0
+        async with rate_limited(None):
+            pass
+
+    async def test_rate_limited_wraps_a_failed_acquire(self) -> None:
+        limiter = FailingLimiter()
+        with pytest.raises(RateLimitExceededError):
+            async with rate_limited(limiter):
+                pytest.fail("the body must not run")
+        assert limiter.released is False
+
+    async def test_stream_holds_the_slot_until_the_end(self) -> None:
+        limiter = SemaphoreRateLimiter()
+        llm = MockLLM(stream_chunks=[["a", "b"]])
+        seen = []
+        async for chunk in astream_with_limits(llm, "q", rate_limiter=limiter):
+            seen.append((chunk.content, limiter.in_use))
+        assert [s for s in seen if s[0]] == [("a", 1), ("b", 1)]
+        assert limiter.in_use == 0
+
+    async def test_stream_failures_become_invocation_errors(self) -> None:
+        limiter = SemaphoreRateLimiter()
+        llm = DrippingLLM(stream_chunks=[["a"] * 10], gap=0.02)
+        with pytest.raises(LLMInvocationError) as info:
+            async for _ in astream_with_limits(
+                llm, "q", timeout_seconds=0.03, rate_limiter=limiter
+            ):
+                pass
+        assert isinstance(info.value.cause, TimeoutError)
+        assert limiter.in_use == 0
+        with pytest.raises(LLMInvocationError, match="ValueError"):
+            async for _ in astream_with_limits(MockLLM(raise_on_call=ValueError), "q"):
+                pass

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from tenacity import (
@@ -51,10 +52,12 @@ __all__ = [
     "TRANSIENT_EXCEPTIONS",
     "ainvoke_with_retry",
     "ainvoke_with_timeout",
+    "astream_with_limits",
     "astream_with_timeout",
     "build_async_retryer",
     "deregister_transient_exception",
     "get_transient_exceptions",
+    "rate_limited",
     "register_transient_exception",
 ]
 
@@ -233,21 +236,57 @@ async def _limited_call(
     config: RunnableConfig | None,
     rate_limiter: RateLimiter | None,
 ) -> Any:
+    async with rate_limited(rate_limiter):
+        return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
+
+
+@asynccontextmanager
+async def rate_limited(rate_limiter: RateLimiter | None) -> AsyncIterator[None]:
+    """Hold one slot of ``rate_limiter`` (if any) for the ``async with`` block.
+
+    The slot is released when the block ends, and only if ``acquire()`` succeeded.
+
+    Raises:
+        RateLimitExceededError: ``acquire()`` raised; the original error is ``.cause``.
+    """
     if rate_limiter is None:
-        return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
-    acquired = False
+        yield
+        return
     try:
-        try:
-            await rate_limiter.acquire()
-        except Exception as exc:
-            raise RateLimitExceededError(
-                f"rate limiter refused the LLM call: {_describe(exc)}", cause=exc
-            ) from exc
-        acquired = True
-        return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
+        await rate_limiter.acquire()
+    except Exception as exc:
+        raise RateLimitExceededError(
+            f"rate limiter refused the LLM call: {_describe(exc)}", cause=exc
+        ) from exc
+    try:
+        yield
     finally:
-        if acquired:
-            await rate_limiter.release()
+        await rate_limiter.release()
+
+
+async def astream_with_limits(
+    llm: BaseLanguageModel[Any],
+    messages: Any,
+    *,
+    timeout_seconds: float | None = None,
+    config: RunnableConfig | None = None,
+    rate_limiter: RateLimiter | None = None,
+) -> AsyncIterator[Any]:
+    """:func:`astream_with_timeout` holding a limiter slot for the whole stream (no retries:
+    chunks already handed out cannot be taken back).
+
+    Raises:
+        RateLimitExceededError: the limiter refused the call.
+        LLMInvocationError: the stream failed or timed out; the original error is ``.cause``.
+    """
+    async with rate_limited(rate_limiter):
+        try:
+            async for chunk in astream_with_timeout(llm, messages, timeout_seconds, config):
+                yield chunk
+        except OrchestratorError:
+            raise
+        except Exception as exc:
+            raise LLMInvocationError(f"LLM stream failed: {_describe(exc)}", cause=exc) from exc
 
 
 def _describe(exc: BaseException | None) -> str:
