@@ -26,6 +26,14 @@ from deskwork.memory.base import MemoryStore
 from deskwork.memory.simple import InMemoryMemoryStore
 from deskwork.runtime.config import EventEmitter, RunConfig
 from deskwork.runtime.runner import Runner
+from deskwork.store._url import (
+    DB_FILENAME,
+    is_postgres,
+    open_memory_store,
+    open_run_store,
+    open_session_store,
+    resolve_database_url,
+)
 from deskwork.store.base import RunStore
 from deskwork.store.session import SessionStore
 from deskwork.tools._pool import DEFAULT_TOOL_THREADS, ToolThreadPool
@@ -39,7 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DB_FILENAME", "Desk"]
 
-DB_FILENAME = "deskwork.db"
 EventListener = Callable[[Event], None]
 _TERMINAL_EVENTS = {
     "completed": EventType.RUN_COMPLETED,
@@ -72,6 +79,7 @@ class Desk:
         adapter: BaseModelAdapter | None = None,
         storage_dir: str | Path = ".deskwork",
         max_tool_threads: int = DEFAULT_TOOL_THREADS,
+        database_url: str | None = None,
     ) -> None:
         self.model = model
         self.temperature = temperature
@@ -85,11 +93,16 @@ class Desk:
         self.respect_context_window = respect_context_window
         self.max_context_messages = max_context_messages
         self.storage_dir = Path(storage_dir)
+        self.database_url = resolve_database_url(database_url, storage_dir)
+        """Where the stores live: ``database_url``, else ``$DESKWORK_DATABASE_URL``, else
+        ``sqlite:///<storage_dir>/deskwork.db``."""
         self.event_bus = event_bus or EventBus()
-        self.memory_store: MemoryStore = memory_store or InMemoryMemoryStore()
+        self._memory_store = memory_store
         self._run_store = run_store
         self._session_store = session_store
-        self._given_stores: list[Any] = [s for s in (run_store, session_store) if s is not None]
+        self._given_stores: list[Any] = [
+            s for s in (run_store, session_store, memory_store) if s is not None
+        ]
         self._adapter = adapter
         if max_tool_threads < 1:
             raise ValueError("max_tool_threads must be >= 1")
@@ -116,21 +129,34 @@ class Desk:
 
     @property
     def run_store(self) -> RunStore:
-        """The run store (SQLite at ``<storage_dir>/deskwork.db`` unless one was given)."""
+        """The run store of :attr:`database_url` (SQLite at ``<storage_dir>/deskwork.db`` by
+        default), unless one was given."""
         if self._run_store is None:
-            from deskwork.store.sqlite import SQLiteRunStore
-
-            self._run_store = SQLiteRunStore(self.storage_dir / DB_FILENAME)
+            self._run_store = open_run_store(self.database_url)
         return self._run_store
 
     @property
     def session_store(self) -> SessionStore:
-        """The session store (SQLite in the same file unless one was given)."""
+        """The session store of :attr:`database_url` (the same database), unless one was given."""
         if self._session_store is None:
-            from deskwork.store.session import SQLiteSessionStore
-
-            self._session_store = SQLiteSessionStore(self.storage_dir / DB_FILENAME)
+            self._session_store = open_session_store(self.database_url)
         return self._session_store
+
+    @property
+    def memory_store(self) -> MemoryStore:
+        """The memory store, unless one was given: PostgreSQL when :attr:`database_url` is a
+        ``postgresql://`` URL, else in memory."""
+        if self._memory_store is None:
+            if is_postgres(self.database_url):
+                self._memory_store = open_memory_store(self.database_url)
+            else:
+                self._memory_store = InMemoryMemoryStore()
+        return self._memory_store
+
+    @memory_store.setter
+    def memory_store(self, store: MemoryStore) -> None:
+        self._memory_store = store
+        self._given_stores.append(store)
 
     @property
     def tool_pool(self) -> ToolThreadPool:
@@ -263,7 +289,7 @@ class Desk:
         if limits:
             config = config.with_overrides(**limits)
         config.events = events
-        self.run_store.create_run(run_id, redact(job.to_state()))
+        self.run_store.create_run(run_id, redact(job.to_state()), runner=runner.name)
         _remember(self._live_jobs, run_id, job)
         config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
         return await self._complete(runner, config, runner.arun(config, job))
@@ -468,7 +494,7 @@ class Desk:
         """
         if self._tool_pool is not None:
             self._tool_pool.shutdown()
-        for store in (self._run_store, self._session_store):
+        for store in (self._run_store, self._session_store, self._memory_store):
             if store is not None and store not in self._given_stores:
                 store.close()
 
