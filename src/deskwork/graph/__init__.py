@@ -80,7 +80,11 @@ if TYPE_CHECKING:
         PriorityEviction,
     )
     from deskwork.graph.context.manager import SlotManager
-    from deskwork.graph.context.persistence import InMemorySlotPersistence, SlotPersistence
+    from deskwork.graph.context.persistence import (
+        InMemorySlotPersistence,
+        SlotPersistence,
+        StoreSlotPersistence,
+    )
     from deskwork.graph.context.slots import TIER_ORDER, Slot, SlotPool, SlotTier
     from deskwork.graph.core.exceptions import (
         AgentExecutionError,
@@ -168,6 +172,7 @@ if TYPE_CHECKING:
     from deskwork.graph.session.interface import SessionManager
     from deskwork.graph.session.models import Memory, PaginatedResult, SessionMessage, Summary
     from deskwork.graph.session.semantic import SemanticSearchMixin
+    from deskwork.graph.session.store import StoreSessionManager
 
 
 def _table(module: str, *names: str) -> dict[str, str]:
@@ -217,7 +222,9 @@ _LAZY: dict[str, str] = {
         "PriorityEviction",
     ),
     **_table("context.manager", "SlotManager"),
-    **_table("context.persistence", "InMemorySlotPersistence", "SlotPersistence"),
+    **_table(
+        "context.persistence", "InMemorySlotPersistence", "SlotPersistence", "StoreSlotPersistence"
+    ),
     **_table("context.slots", "TIER_ORDER", "Slot", "SlotPool", "SlotTier"),
     **_table(
         "core.exceptions",
@@ -302,6 +309,7 @@ _LAZY: dict[str, str] = {
     **_table("session.interface", "SessionManager"),
     **_table("session.models", "Memory", "PaginatedResult", "SessionMessage", "Summary"),
     **_table("session.semantic", "SemanticSearchMixin"),
+    **_table("session.store", "StoreSessionManager"),
 }
 
 __all__ = [
@@ -396,6 +404,8 @@ __all__ = [
     "SlotPool",
     "SlotTier",
     "StateError",
+    "StoreSessionManager",
+    "StoreSlotPersistence",
     "Summary",
     "SupervisorAgent",
     "TenantIsolationError",

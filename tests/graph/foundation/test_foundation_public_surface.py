@@ -130,3 +130,26 @@ def test_missing_dependency_names_the_graph_extra(missing: str) -> None:
 
 def test_missing_extra_error_is_an_import_error() -> None:
     assert issubclass(MissingExtraError, ImportError)
+
+
+def test_core_subpackage_exports() -> None:
+    core = importlib.import_module("deskwork.graph.core")
+    assert core.__all__ == sorted(core.__all__, key=_isort_key)
+    assert set(core.__all__) == set(core._LAZY)
+    for name in core.__all__:
+        module = importlib.import_module(core._LAZY[name])
+        assert getattr(core, name) == getattr(module, name), name
+
+
+def test_core_transient_exceptions_are_never_stale() -> None:
+    core = importlib.import_module("deskwork.graph.core")
+
+    class Custom(Exception):
+        pass
+
+    graph.register_transient_exception(Custom)
+    try:
+        assert Custom in core.TRANSIENT_EXCEPTIONS
+    finally:
+        graph.deregister_transient_exception(Custom)
+    assert Custom not in core.TRANSIENT_EXCEPTIONS
