@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import structlog
 from langchain_core.messages import AIMessage
@@ -30,12 +30,12 @@ from deskwork.graph.core.logging_context import bind_logging_context
 from deskwork.graph.core.types import AgentResponse
 
 if TYPE_CHECKING:
-    from deskwork.graph.react.executor import ReactExecutor
     from langchain_core.runnables import RunnableConfig
 
     from deskwork.graph.config.schema import AgentConfig
     from deskwork.graph.core.state import OrchestratorState
     from deskwork.graph.knowledge.template_manager import ReactTemplateManager
+    from deskwork.graph.react.executor import ReactExecutor
 
 __all__ = ["BaseAgent"]
 
@@ -100,7 +100,11 @@ class BaseAgent(ABC):
         yield {}, ""  # pragma: no cover - makes this an async generator
 
     async def invoke(
-        self, state: OrchestratorState, config: RunnableConfig | None = None
+        self,
+        state: OrchestratorState,
+        # LangGraph passes ``config`` only to nodes whose annotation reads exactly
+        # "RunnableConfig" or "Optional[RunnableConfig]" (not "RunnableConfig | None")
+        config: Optional[RunnableConfig] = None,  # noqa: UP045
     ) -> dict[str, Any]:
         """Run middleware and :meth:`process`; return the LangGraph state update."""
         bind_logging_context(state, config, redact_pii=self.redact_pii)
