@@ -176,7 +176,7 @@ def page(items: Sequence[tuple[int, T]], cursor: str | None, limit: int) -> Pagi
         start = bisect.bisect_right([ordinal for ordinal, _ in items], int(cursor))
     chunk = items[start : start + limit]
     more = start + limit < len(items)
-    return PaginatedResult[T](
+    return PaginatedResult(
         items=[item for _, item in chunk],
         next_cursor=str(chunk[-1][0]) if more else None,
         has_more=more,
