@@ -39,6 +39,9 @@ class Job(DeskworkModel):
     structured_stream_mode: Literal["off", "preview"] | None = None
     drop_params: bool | None = None
     extra_body: dict[str, Any] | None = None
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    """Spending limit of this run in USD (with the desk's ``max_cost_usd``, the lower wins):
+    the run fails before a model call that would exceed it."""
 
     @model_validator(mode="after")
     def _has_something_to_say(self) -> Job:

@@ -21,6 +21,7 @@ from deskwork.adapters.base import (
 from deskwork.core.event import EventType
 from deskwork.core.message import Message
 from deskwork.core.redact import redact, redact_text
+from deskwork.runtime._budget import BudgetExceededError, estimate_call_cost
 from deskwork.runtime._run import WorkerRun
 from deskwork.runtime.context import (
     SUMMARY_ATTEMPT_LIMIT,
@@ -48,7 +49,15 @@ def _common_params(run: WorkerRun) -> dict[str, Any]:
 
 
 async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> ModelResponse:
-    """Run ``call()`` between ``llm.started`` and ``llm.completed``/``llm.failed``."""
+    """Run ``call()`` between ``llm.started`` and ``llm.completed``/``llm.failed``.
+
+    Raises:
+        BudgetExceededError: the call would exceed the run's spending limit (not made).
+    """
+    budget = run.config.budget
+    if budget is not None:
+        estimate = estimate_call_cost(run.model, params["messages"], params.get("max_tokens"))
+        budget.check(run.model, estimate)
     run.emit(
         EventType.LLM_STARTED,
         {
@@ -74,6 +83,8 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
         raise
     latency = (time.perf_counter() - started) * 1000
     run.add_usage(response.usage, response.cost, latency)
+    if budget is not None and response.cost:
+        budget.charge(response.cost)
     run.emit(EventType.LLM_COMPLETED, {"model": run.model, "latency_ms": round(latency, 3),
                                        **response.usage, "cost": response.cost})  # fmt: skip
     return response
@@ -149,7 +160,7 @@ async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Fail
             response: ModelResponse = await attempt()
             return response
         except Exception as exc:
-            if isinstance(exc, StructuredOutputError):
+            if isinstance(exc, StructuredOutputError | BudgetExceededError):
                 return Failure(str(exc))
             if not is_context_limit_error(exc):
                 return Failure(f"model call failed: {type(exc).__name__}: {redact_text(str(exc))}")

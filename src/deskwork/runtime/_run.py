@@ -48,15 +48,19 @@ class WorkerRun:
         self.config.emit(event_type, source or self.worker.name, payload or {})
 
     def add_usage(self, usage: dict[str, int], cost: float | None, latency_ms: float) -> None:
-        """Accumulate one model call into the run's metrics."""
+        """Accumulate one model call into the run's metrics, in total and under
+        ``metrics["by_model"][model]``."""
         m = self.metrics
-        m["llm_calls"] = m.get("llm_calls", 0) + 1
         m["latency_ms"] = round(m.get("latency_ms", 0.0) + latency_ms, 3)
-        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            if key in usage:
-                m[key] = m.get(key, 0) + int(usage[key] or 0)
-        if cost is not None:
-            m["cost"] = m.get("cost", 0.0) + cost
+        per_model = dict(m.get("by_model") or {})
+        for totals in (m, per_model.setdefault(self.model, {})):
+            totals["llm_calls"] = totals.get("llm_calls", 0) + 1
+            for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                if key in usage:
+                    totals[key] = totals.get(key, 0) + int(usage[key] or 0)
+            if cost is not None:
+                totals["cost"] = totals.get("cost", 0.0) + cost
+        m["by_model"] = per_model
 
     def to_state(self, status: RunStatus, pending: Any = None) -> RunState:
         """Snapshot for the run store."""

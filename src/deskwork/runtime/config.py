@@ -12,6 +12,7 @@ from deskwork.core.event import Event
 from deskwork.utils import new_id
 
 if TYPE_CHECKING:
+    from deskwork.runtime._budget import Budget
     from deskwork.runtime.desk import Desk
     from deskwork.tools._pool import ToolThreadPool
 
@@ -65,6 +66,8 @@ class RunConfig:
     """Alias of ``default_model`` (the short form ``RunConfig(model=...)``)."""
     desk: Desk | None = None
     """The desk that started the run (lets runners start child runs); ``None`` when standalone."""
+    budget: Budget | None = None
+    """The run's spending limit (``max_cost_usd`` of the desk or job); ``None``: no limit."""
     tool_pool: ToolThreadPool | None = None
     """Daemon threads that run sync tools off the loop (the desk's; a process-wide pool when
     ``None``)."""

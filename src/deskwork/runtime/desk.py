@@ -24,6 +24,7 @@ from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.memory.base import MemoryStore
 from deskwork.memory.simple import InMemoryMemoryStore
+from deskwork.runtime._budget import Budget, current_budget
 from deskwork.runtime.config import EventEmitter, RunConfig
 from deskwork.runtime.runner import Runner
 from deskwork.store._url import (
@@ -79,6 +80,7 @@ class Desk:
         adapter: BaseModelAdapter | None = None,
         storage_dir: str | Path = ".deskwork",
         max_tool_threads: int = DEFAULT_TOOL_THREADS,
+        max_cost_usd: float | None = None,
         database_url: str | None = None,
     ) -> None:
         self.model = model
@@ -109,6 +111,10 @@ class Desk:
         self.max_tool_threads = max_tool_threads
         """How many sync (``def``) tool calls run at once, on the desk's daemon threads."""
         self._tool_pool: ToolThreadPool | None = None
+        if max_cost_usd is not None and max_cost_usd <= 0:
+            raise ValueError("max_cost_usd must be > 0")
+        self.max_cost_usd = max_cost_usd
+        """Spending limit of each run in USD (runs started inside a run count toward it)."""
         self._runners: dict[tuple[str, str], Runner] = {}
         # exact in-process objects of paused runs (resume falls back to the stored state)
         self._live_jobs: OrderedDict[str, Job] = OrderedDict()
@@ -289,6 +295,9 @@ class Desk:
         if limits:
             config = config.with_overrides(**limits)
         config.events = events
+        config.budget = Budget.open(
+            self.max_cost_usd, job.max_cost_usd, parent=current_budget.get()
+        )
         self.run_store.create_run(run_id, redact(job.to_state()), runner=runner.name)
         _remember(self._live_jobs, run_id, job)
         config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
@@ -371,6 +380,8 @@ class Desk:
         events: list[Event] = []
         config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
         job = self._live_jobs.get(run_id) or Job.from_state(state.job)
+        spent = float(state.metrics.get("cost") or 0.0)
+        config.budget = Budget.open(self.max_cost_usd, job.max_cost_usd, spent=spent)
         if not self.run_store.claim_paused(run_id):
             return _failed(run_id, [f"run {run_id} is no longer paused (resumed elsewhere?)"])
         events.extend(self.run_store.get_events(run_id))
@@ -419,6 +430,7 @@ class Desk:
         parent = _nested_usage.get()
         children: list[dict[str, Any]] = []
         token = _nested_usage.set(children)  # runs started inside this one report here
+        budget_token = current_budget.set(config.budget)  # ... and charge this run's budget
         try:
             report, state = await work
         except asyncio.CancelledError:
@@ -429,6 +441,7 @@ class Desk:
             report, state = _failed(config.run_id, [error]), None
         finally:
             _nested_usage.reset(token)
+            current_budget.reset(budget_token)
         if children:
             report.metrics = _with_nested(report.metrics, children)
             if state is not None:
@@ -544,7 +557,14 @@ def _stored_state(state: RunState) -> RunState:
     return redact_model(state)
 
 
-_USAGE_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost")
+_USAGE_KEYS = (
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "cost",
+    "by_model",
+)
 _nested_usage: ContextVar[list[dict[str, Any]] | None] = ContextVar(
     "deskwork_nested_usage", default=None
 )
@@ -554,7 +574,8 @@ def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dic
     """Metrics whose usage totals include runs started inside this run (e.g. subworkers)."""
     usage = sum_metrics(*(m for m in children))
     nested = {"nested_runs": metrics.get("nested_runs", 0) + len(children)}
-    return {**metrics, **sum_metrics({k: metrics.get(k, 0) for k in usage}, usage), **nested}
+    own = {k: metrics[k] for k in usage if k in metrics}
+    return {**metrics, **sum_metrics(own, usage), **nested}
 
 
 LIVE_CACHE_LIMIT = 1024
