@@ -485,3 +485,23 @@ def test_repr(make_executor: MakeExecutor) -> None:
         "ReactExecutor(agent_name='supervisor', actions=['decide', 'note', 'request_slot'], "
         "max_passes=4, max_consecutive_errors=3, output=xml)"
     )
+
+
+async def test_context_may_be_omitted(make_executor: MakeExecutor) -> None:
+    executor, llm = make_executor([xml("decide", next_agent="x")])
+    assert (await executor.execute("hi"))["next_agent"] == "x"
+    assert "{allowed_agents}" in system_text(llm, 0)  # unfilled placeholders stay visible
+
+
+async def test_terminal_result_must_be_a_dict(make_executor: MakeExecutor) -> None:
+    async def bad_end(params: dict[str, Any], state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        raise TerminalActionResult("billing")  # type: ignore[arg-type]
+
+    executor, llm = make_executor(
+        [xml("decide", next_agent="x"), xml("note")],
+        handlers={"decide": bad_end, "note": note},
+        max_passes=2,
+    )
+    with pytest.raises(ReactMaxPassesError):
+        await executor.execute("hi", {})
+    assert "TypeError: TerminalActionResult needs a dict result, got str" in human_text(llm, 1)

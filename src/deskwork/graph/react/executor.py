@@ -43,6 +43,7 @@ from deskwork.graph.core.exceptions import (
     ReservedStateKeyError,
 )
 from deskwork.graph.core.llm_utils import ainvoke_with_retry
+from deskwork.graph.observability.otel import otel_span
 from deskwork.graph.react._parsing import (
     MalformedResponseError,
     message_text,
@@ -130,6 +131,9 @@ _Outcome = _Observation | _Terminal
 class _Step:
     thought: str
     action: str
+    """The action name, or ``(invalid reply)``."""
+    params: str
+    """The parameters as JSON (empty for an invalid reply)."""
     observation: str
 
 
@@ -304,7 +308,7 @@ class ReactExecutor:
     async def execute(
         self,
         user_input: str,
-        context: dict[str, Any],
+        context: Mapping[str, Any] | None = None,
         config: RunnableConfig | None = None,
         *,
         request_id: str | None = None,
@@ -314,8 +318,8 @@ class ReactExecutor:
 
         Args:
             user_input: The request the agent works on.
-            context: Extra state for handlers; its entries also fill the core prompt's
-                ``{placeholders}``.
+            context: Extra state for handlers (default none); its entries also fill the core
+                prompt's ``{placeholders}``.
             config: Passed to every LLM call and handler (callbacks, tracing).
             request_id: Added to logs and events.
             cancel_event: Overrides the constructor's ``cancel_event`` for this call.
@@ -332,6 +336,7 @@ class ReactExecutor:
             TimeoutError: The loop exceeded ``total_request_seconds``.
             LLMError: A model call failed (see ``core.llm_utils``).
         """
+        context = dict(context or {})
         check_reserved_keys(context, "context")
         run = _Run(state=self._initial_state(user_input, context), request_id=request_id)
         cancel = cancel_event if cancel_event is not None else self._cancel_event
@@ -376,7 +381,12 @@ class ReactExecutor:
                     f"ReAct loop of agent {self._agent_name!r} cancelled before pass {pass_num}"
                 )
             run.state["_pass_number"] = pass_num
-            outcome, step = await self._run_pass(run, system, config)
+            async with otel_span(
+                "react_pass", agent_name=self._agent_name, pass_num=pass_num
+            ) as span:
+                outcome, step = await self._run_pass(run, system, config)
+                span.set_attribute("react.action", step.action)
+                span.set_attribute("react.terminal", isinstance(outcome, _Terminal))
             if isinstance(outcome, _Terminal):
                 return self._finish(run, outcome.result, pass_num)
             self._record(run, step)
@@ -404,12 +414,12 @@ class ReactExecutor:
         except MalformedResponseError as exc:
             text = f"Error: {exc}. Reply with one thought and one available action."
             self._log_pass(run, pass_num, "", "(invalid reply)", error=str(exc))
-            return _Observation(text, is_error=True), _Step("", "(invalid reply)", text)
+            return _Observation(text, is_error=True), _Step("", "(invalid reply)", "", text)
         params = json.dumps(parsed.action_params, ensure_ascii=False, default=str)
         self._log_pass(run, pass_num, parsed.thought, parsed.action)
         outcome = await self._run_action(parsed.action, parsed.action_params, run, config)
         text = outcome.text if isinstance(outcome, _Observation) else ""
-        return outcome, _Step(parsed.thought, f"{parsed.action} {params}", text)
+        return outcome, _Step(parsed.thought, parsed.action, params, text)
 
     def _record(self, run: _Run, step: _Step) -> None:
         run.steps.append(step)
@@ -473,7 +483,7 @@ class ReactExecutor:
     def _render_history(self, steps: list[_Step]) -> str:
         """Earlier passes, newest kept first when ``max_history_tokens`` is set."""
         blocks = [
-            f"Step {i}\nThought: {s.thought or '(none)'}\nAction: {s.action}\n"
+            f"Step {i}\nThought: {s.thought or '(none)'}\nAction: {s.action} {s.params}\n"
             f"Observation: {s.observation}"
             for i, s in enumerate(steps, 1)
         ]

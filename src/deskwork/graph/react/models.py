@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,8 +53,12 @@ class TerminalActionResult(Exception):
     """
 
     def __init__(self, result: dict[str, Any]) -> None:
+        if not isinstance(result, Mapping):
+            raise TypeError(
+                f"TerminalActionResult needs a dict result, got {type(result).__name__}"
+            )
         super().__init__(f"terminal action result with keys {sorted(result)}")
-        self.result = result
+        self.result = dict(result)
 
 
 class ActionHandler(Protocol):
