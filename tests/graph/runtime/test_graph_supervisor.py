@@ -1,0 +1,99 @@
+"""A supervisor graph (SupervisorAgent + build_hub_spoke_graph) run through the desk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deskwork import Desk, Job
+from deskwork.graph.agents.base import BaseAgent
+from deskwork.graph.agents.supervisor import SupervisorAgent
+from deskwork.graph.config.schema import AgentConfig, TopologyConfig, TopologyEdgeConfig
+from deskwork.graph.core.state import OrchestratorState
+from deskwork.graph.core.types import AgentResponse
+from deskwork.graph.llm import DeskworkChatModel
+from deskwork.graph.routing.graph_builder import build_hub_spoke_graph
+from deskwork.graph.routing.topology import TopologyResolver
+from deskwork.graph.runner import GraphRunner
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import ScriptedAdapter
+from deskwork.testing.scripted import Turn
+
+USAGE = {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22}
+
+
+class Greeter(BaseAgent):
+    async def process(self, state: OrchestratorState, config: Any = None) -> AgentResponse:
+        count = state.get("context_slots", {}).get("greeting_count", 0) + 1
+        if state["messages"][0].content == "explode":
+            raise RuntimeError("greeter exploded")
+        return AgentResponse(
+            agent_name=self.name,
+            content=f"Hello! This is greeting #{count}.",
+            next_agent="supervisor",
+            slots_update={"greeting_count": count},
+        )
+
+
+def _graph() -> Any:
+    topology = TopologyResolver(
+        config=TopologyConfig(
+            edges=[
+                TopologyEdgeConfig(from_agent="supervisor", to_agent="greeter"),
+                TopologyEdgeConfig(from_agent="greeter", to_agent="supervisor"),
+            ]
+        )
+    )
+    supervisor = SupervisorAgent(
+        config=AgentConfig(name="supervisor", type="supervisor", description="Routes requests"),
+        llm=DeskworkChatModel(),  # the desk's adapter and model
+        topology=topology,
+    )
+    greeter = Greeter(config=AgentConfig(name="greeter", type="custom", description="Greets"))
+    return build_hub_spoke_graph(supervisor, {"greeter": greeter}, topology)
+
+
+def _desk() -> tuple[Desk, ScriptedAdapter]:
+    adapter = ScriptedAdapter(
+        [Turn(content="greeter", usage=USAGE), Turn(content="Nothing left to do.", usage=USAGE)]
+    )
+    return Desk(model="test/router", adapter=adapter, run_store=InMemoryRunStore()), adapter
+
+
+def test_supervisor_graph_events_land_in_the_run_store_in_order() -> None:
+    desk, adapter = _desk()
+    job = Job(input="Hello!", metadata={"session_id": "s1", "user_id": "alice"})
+    report = desk.run(GraphRunner(_graph(), name="hub"), job)
+    assert report.status == "completed", report.errors
+    assert report.content == "Nothing left to do."
+    assert any(m.content == "Hello! This is greeting #1." for m in report.messages)
+    assert report.data["context_slots"] == {"greeting_count": 1}
+    assert adapter.remaining == 0 and adapter.calls[0]["model"] == "test/router"
+    stored = desk.run_store.get_events(report.run_id)
+    agents = [
+        (e.type, e.payload["agent_name"]) for e in stored if e.type.startswith("graph.agent.")
+    ]
+    assert agents == [
+        ("graph.agent.started", "supervisor"),
+        ("graph.agent.completed", "supervisor"),
+        ("graph.agent.started", "greeter"),
+        ("graph.agent.completed", "greeter"),
+        ("graph.agent.started", "supervisor"),
+        ("graph.agent.completed", "supervisor"),
+    ]
+    routes = [e.payload["chosen"] for e in stored if e.type == "graph.route"]
+    assert routes[0] == "greeter"
+    order = [e.type for e in stored]
+    first_route = order.index("graph.route")
+    assert order.index("llm.completed") < first_route < order.index("graph.agent.completed")
+    assert report.metrics["llm_calls"] == 2 and report.metrics["total_tokens"] == 44
+
+
+def test_a_failing_agent_gives_a_failed_report_with_its_event() -> None:
+    desk, _ = _desk()
+    report = desk.run(GraphRunner(_graph()), "explode")
+    assert report.status == "failed"
+    assert "greeter exploded" in report.errors[0]
+    stored = desk.run_store.get_events(report.run_id)
+    failed = [e for e in stored if e.type == "graph.agent.failed"]
+    assert failed[0].payload["agent_name"] == "greeter"
+    assert [e.type for e in stored][-1] == "run.failed"
