@@ -19,24 +19,27 @@ from deskwork.graph.observability.otel import (
     sync_otel_span,
 )
 
+_EXPORTER = InMemorySpanExporter()
+
 
 @pytest.fixture(scope="module")
-def _provider() -> TracerProvider:
-    current = trace.get_tracer_provider()
-    if isinstance(current, TracerProvider):
-        return current
-    provider = TracerProvider()
-    trace.set_tracer_provider(provider)
-    return provider
+def _exporter() -> InMemorySpanExporter:
+    """One exporter attached once to the process's SDK provider (processors cannot be removed)."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    if not getattr(provider, "_deskwork_foundation_exporter", False):
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        provider._deskwork_foundation_exporter = True  # type: ignore[attr-defined]
+    return _EXPORTER
 
 
 @pytest.fixture
-def spans(_provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    processor = SimpleSpanProcessor(exporter)
-    _provider.add_span_processor(processor)
-    yield exporter
-    processor.shutdown()
+def spans(_exporter: InMemorySpanExporter) -> Iterator[InMemorySpanExporter]:
+    _exporter.clear()
+    yield _exporter
+    _exporter.clear()
 
 
 def test_otel_is_available_here() -> None:

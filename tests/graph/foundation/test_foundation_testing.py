@@ -117,6 +117,33 @@ class TestMockLLMStructured:
         with pytest.raises(NotImplementedError):
             MockLLM(responses=["a"]).with_structured_output(Route)
 
+    async def test_include_raw_returns_raw_parsed_and_parsing_error(self) -> None:
+        llm = MockLLM(
+            structured_responses=[{"next_agent": "a"}, {"wrong": 1}],
+            usage_tokens={"input_tokens": 4, "output_tokens": 1},
+        )
+        runnable = llm.with_structured_output(Route, include_raw=True)
+        ok = await runnable.ainvoke("x")
+        assert isinstance(ok, dict)
+        assert ok["parsed"] == Route(next_agent="a")
+        assert ok["parsing_error"] is None
+        assert isinstance(ok["raw"], AIMessage)
+        assert ok["raw"].content == '{"next_agent": "a"}'
+        assert ok["raw"].usage_metadata == {
+            "input_tokens": 4,
+            "output_tokens": 1,
+            "total_tokens": 5,
+        }
+        bad = await runnable.ainvoke("y")
+        assert isinstance(bad, dict)
+        assert bad["parsed"] is None
+        assert isinstance(bad["parsing_error"], ValidationError)
+
+    async def test_invalid_dict_raises_without_include_raw(self) -> None:
+        llm = MockLLM(structured_responses=[{"wrong": 1}])
+        with pytest.raises(ValidationError):
+            await llm.with_structured_output(Route).ainvoke("x")
+
     async def test_raise_on_call_applies_to_structured_calls(self) -> None:
         llm = MockLLM(structured_responses=[{"next_agent": "a"}], raise_on_call=RuntimeError)
         with pytest.raises(RuntimeError):

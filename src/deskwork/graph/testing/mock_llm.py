@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -16,7 +17,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 __all__ = ["MockLLM"]
 
@@ -174,6 +175,10 @@ class MockLLM(BaseChatModel):
     ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
         """A runnable answering from ``structured_responses``.
 
+        With ``include_raw=True`` it returns ``{"raw": AIMessage, "parsed": ...,
+        "parsing_error": ...}`` like LangChain models do: the raw message carries
+        ``usage_tokens``, and a dict that fails schema validation becomes ``parsing_error``.
+
         Raises:
             NotImplementedError: no ``structured_responses`` were scripted.
         """
@@ -184,18 +189,34 @@ class MockLLM(BaseChatModel):
             self._record(self._convert_input(value).to_messages())
             with self._lock:
                 item = self._next(self._structured, "structured_responses")
-            if (
-                isinstance(item, dict)
-                and isinstance(schema, type)
-                and issubclass(schema, BaseModel)
-            ):
-                return schema.model_validate(item)
-            return item
+            if not include_raw:
+                return _parse(schema, item)
+            raw = AIMessage(content=_json_text(item), usage_metadata=self._usage())
+            try:
+                return {"raw": raw, "parsed": _parse(schema, item), "parsing_error": None}
+            except ValidationError as exc:
+                return {"raw": raw, "parsed": None, "parsing_error": exc}
 
         async def aanswer(value: LanguageModelInput) -> Any:
             return answer(value)
 
         return RunnableLambda(answer, afunc=aanswer, name="MockLLMStructured")
+
+
+def _parse(schema: dict[str, Any] | type, item: Any) -> Any:
+    """A dict scripted for a Pydantic schema is validated into it; anything else is returned."""
+    if isinstance(item, dict) and isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_validate(item)
+    return item
+
+
+def _json_text(item: Any) -> str:
+    if isinstance(item, BaseModel):
+        return item.model_dump_json()
+    try:
+        return json.dumps(item)
+    except TypeError:
+        return str(item)
 
 
 def _text(item: Scripted) -> str:
