@@ -98,10 +98,13 @@ async def test_in_memory_health_check_counts_slots_and_delete_forgets() -> None:
 # -- StoreSlotPersistence over deskwork memory stores ------------------------------------
 
 
-@pytest.fixture(params=["in-memory", "sqlite"])
+@pytest.fixture(params=["in-memory", "sqlite", "postgres"])
 def memory_store(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStore:
     if request.param == "sqlite":
         return SQLiteMemoryStore(tmp_path / "deskwork.db")
+    if request.param == "postgres":
+        backend = StoreSlotPersistence.from_database_url(request.getfixturevalue("postgres_url"))
+        return backend.memory_store
     return InMemoryMemoryStore()
 
 

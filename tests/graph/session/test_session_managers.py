@@ -41,15 +41,17 @@ ALL_13 = {
 }
 
 
-@pytest.fixture(params=["in-memory", "store:in-memory", "store:sqlite"])
+@pytest.fixture(params=["in-memory", "store:in-memory", "store:sqlite", "store:postgres"])
 async def mgr(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionManager]:
     manager: SessionManager
     if request.param == "in-memory":
         manager = InMemorySessionManager()
     elif request.param == "store:in-memory":
         manager = StoreSessionManager(InMemoryMemoryStore())
-    else:
+    elif request.param == "store:sqlite":
         manager = StoreSessionManager(SQLiteMemoryStore(tmp_path / "deskwork.db"))
+    else:
+        manager = StoreSessionManager.from_database_url(request.getfixturevalue("postgres_url"))
     yield manager
     await manager.close()
 

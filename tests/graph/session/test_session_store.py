@@ -118,3 +118,30 @@ async def test_namespaces_keep_applications_apart(tmp_path: Path) -> None:
     assert await two.get_messages("s1") == []
     assert await two.health_check() == {"status": "ok", "sessions": 0}
     assert repr(one) == "StoreSessionManager(SQLiteMemoryStore, namespace='app1', closed=False)"
+
+
+async def test_from_database_url_shares_the_desks_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskwork.desk import Desk
+    from deskwork.graph.config.schema import ContextConfig
+    from deskwork.graph.context import SlotManager, SlotTier, StoreSlotPersistence
+
+    monkeypatch.delenv("DESKWORK_DATABASE_URL", raising=False)
+    desk = Desk(storage_dir=tmp_path / ".deskwork")
+    assert desk.run_store is not None  # the desk creates its database file
+    sessions = StoreSessionManager.from_database_url(desk.database_url)
+    await sessions.save_messages("s1", [message("Hello")])
+    slots = SlotManager(
+        ContextConfig(), persistence=StoreSlotPersistence.from_database_url(desk.database_url)
+    )
+    slots.set_shared_tiered("topic", "billing", SlotTier.SESSION)
+    await slots.flush("s1")
+    assert sorted(p.name for p in (tmp_path / ".deskwork").glob("*.db")) == ["deskwork.db"]
+
+    monkeypatch.chdir(tmp_path)  # the default: SQLite at .deskwork/deskwork.db
+    default = StoreSessionManager.from_database_url()
+    assert [m.content for m in await default.get_messages("s1")] == ["Hello"]
+    reread = SlotManager(ContextConfig(), persistence=StoreSlotPersistence.from_database_url())
+    await reread.hydrate("s1")
+    assert reread.shared_values() == {"topic": "billing"}

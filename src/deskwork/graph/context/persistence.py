@@ -4,9 +4,9 @@ Every ``save_*`` call replaces the whole stored set for its session or user, so 
 was evicted or demoted since the last flush disappears from storage too.
 
 - :class:`InMemorySlotPersistence`: dictionaries, deep-copied in and out (dev and tests).
-- :class:`StoreSlotPersistence`: any deskwork :class:`~deskwork.memory.MemoryStore` — with
-  ``SQLiteMemoryStore(".deskwork/deskwork.db")`` graph slots live in the same database file as
-  the desk's runs and sessions.
+- :class:`StoreSlotPersistence`: any deskwork :class:`~deskwork.memory.MemoryStore`.
+  ``StoreSlotPersistence.from_database_url(desk.database_url)`` puts graph slots in the desk's
+  own database (SQLite at ``.deskwork/deskwork.db`` by default, or PostgreSQL).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import asyncio
 import copy
 import json
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
 
 from deskwork.graph.context.slots import Slot, SlotTier
 
@@ -117,6 +118,26 @@ class StoreSlotPersistence(SlotPersistence):
         """
         self.memory_store = memory_store
         self.namespace = namespace
+
+    @classmethod
+    def from_database_url(
+        cls,
+        database_url: str | None = None,
+        *,
+        storage_dir: str | Path = ".deskwork",
+        namespace: str = "graph",
+    ) -> Self:
+        """A backend on deskwork's database: ``database_url``, else ``$DESKWORK_DATABASE_URL``,
+        else SQLite at ``<storage_dir>/deskwork.db`` (pass ``desk.database_url`` to share a
+        desk's database).
+
+        Raises:
+            deskwork.exceptions.ConfigurationError: an unsupported URL.
+        """
+        from deskwork.store._url import open_memory_store, resolve_database_url
+
+        url = resolve_database_url(database_url, storage_dir)
+        return cls(open_memory_store(url), namespace=namespace)
 
     def __repr__(self) -> str:
         store = type(self.memory_store).__name__

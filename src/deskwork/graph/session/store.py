@@ -1,8 +1,9 @@
 """``StoreSessionManager``: graph sessions kept in a deskwork memory store.
 
-With ``SQLiteMemoryStore(".deskwork/deskwork.db")`` the sessions of a graph live in the same
-database file as the desk's runs, sessions and memories, and another process (or a new
-manager after a restart) reads what this one wrote. Layout, all under ``namespace``::
+``StoreSessionManager.from_database_url(desk.database_url)`` keeps graph sessions in the desk's
+own database (SQLite at ``.deskwork/deskwork.db`` by default, or PostgreSQL), so another
+process (or a new manager after a restart) reads what this one wrote. Layout, all under
+``namespace``::
 
     <ns>.session.messages:<session_id>   one key per message ("<time_ns>-<id>", sorted = order)
     <ns>.session:<session_id>            "summary" and "memories" (one JSON document each)
@@ -19,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from deskwork.graph.core.exceptions import SessionManagerError
 from deskwork.graph.session import _rules
@@ -51,6 +53,26 @@ class StoreSessionManager(SessionManager):
         self._locks: dict[str, asyncio.Lock] = {}
         self._last_tick = 0
         self._closed = False
+
+    @classmethod
+    def from_database_url(
+        cls,
+        database_url: str | None = None,
+        *,
+        storage_dir: str | Path = ".deskwork",
+        namespace: str = "graph",
+    ) -> Self:
+        """A manager on deskwork's database: ``database_url``, else ``$DESKWORK_DATABASE_URL``,
+        else SQLite at ``<storage_dir>/deskwork.db`` (pass ``desk.database_url`` to share a
+        desk's database).
+
+        Raises:
+            deskwork.exceptions.ConfigurationError: an unsupported URL.
+        """
+        from deskwork.store._url import open_memory_store, resolve_database_url
+
+        url = resolve_database_url(database_url, storage_dir)
+        return cls(open_memory_store(url), namespace=namespace)
 
     def __repr__(self) -> str:
         store = type(self.memory_store).__name__
