@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -199,13 +199,13 @@ async def ainvoke_with_retry(
     """
 
     async def attempt() -> Any:
-        return await _limited_call(llm, messages, timeout_seconds, config, rate_limiter)
+        async with rate_limited(rate_limiter):
+            return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
 
-    if retry_config is None or retry_config.max_attempts == 1:
-        return await _wrap_single(attempt)
-    retryer = build_async_retryer(retry_config)
     try:
-        return await retryer(attempt)
+        if retry_config is None or retry_config.max_attempts == 1:
+            return await attempt()
+        return await build_async_retryer(retry_config)(attempt)
     except RetryError as exc:
         cause = exc.last_attempt.exception()
         attempts = exc.last_attempt.attempt_number
@@ -218,26 +218,6 @@ async def ainvoke_with_retry(
         raise
     except Exception as exc:
         raise LLMInvocationError(f"LLM call failed: {_describe(exc)}", cause=exc) from exc
-
-
-async def _wrap_single(attempt: Callable[[], Awaitable[Any]]) -> Any:
-    try:
-        return await attempt()
-    except OrchestratorError:
-        raise
-    except Exception as exc:
-        raise LLMInvocationError(f"LLM call failed: {_describe(exc)}", cause=exc) from exc
-
-
-async def _limited_call(
-    llm: BaseLanguageModel[Any],
-    messages: Any,
-    timeout_seconds: float | None,
-    config: RunnableConfig | None,
-    rate_limiter: RateLimiter | None,
-) -> Any:
-    async with rate_limited(rate_limiter):
-        return await ainvoke_with_timeout(llm, messages, timeout_seconds, config)
 
 
 @asynccontextmanager
