@@ -11,6 +11,7 @@ from typing import Any
 from deskwork.core.event import Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
+from deskwork.store._blobs import check_sizes
 from deskwork.store._owner import current_owner
 from deskwork.store.base import RunStore
 from deskwork.utils import utc_now
@@ -47,6 +48,7 @@ class InMemoryRunStore(RunStore):
         self._lock = threading.Lock()
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()
         record = RunRecord(
             run_id=run_id,
@@ -80,6 +82,7 @@ class InMemoryRunStore(RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
+        check_sizes([output, output_json])
         with self._lock:
             record = self._runs.get(run_id)
             if record is None:
@@ -109,6 +112,7 @@ class InMemoryRunStore(RunStore):
             return self._runs.get(run_id)
 
     def add_event(self, event: Event) -> None:
+        check_sizes(event.payload)
         text = event.model_dump_json()
         with self._lock:
             self._events.setdefault(event.run_id, []).append(text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,6 +27,7 @@ from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError
+from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._errors import StoreError
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url
@@ -167,6 +168,9 @@ _RUN_MIGRATIONS: list[list[str]] = [
         "CREATE TABLE IF NOT EXISTS deskwork_checkpoints (thread_id TEXT NOT NULL,"
         ' key TEXT COLLATE "C" NOT NULL, value BYTEA NOT NULL, PRIMARY KEY (thread_id, key))',
     ],
+    [
+        "CREATE TABLE IF NOT EXISTS deskwork_blobs (hash TEXT PRIMARY KEY, data TEXT NOT NULL)",
+    ],
 ]
 _SESSION_MIGRATIONS: list[list[str]] = [
     [
@@ -221,17 +225,36 @@ class PostgresRunStore(_PostgresStore, RunStore):
     _component = "runs"
     _migrations = _RUN_MIGRATIONS
 
+    def _put_blobs(self, conn: psycopg.Connection[Any], blobs: dict[str, str]) -> None:
+        if blobs:
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s)"
+                    " ON CONFLICT (hash) DO NOTHING",
+                    list(blobs.items()),
+                )
+
+    def _fetch_blobs(self, hashes: Iterable[str]) -> dict[str, str]:
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT hash, data FROM deskwork_blobs WHERE hash = ANY(%s)", (list(hashes),)
+            ).fetchall()
+        return {str(row[0]): str(row[1]) for row in rows}
+
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         now = utc_now()
         owner = current_owner().model_dump_json()
+        blobs: dict[str, str] = {}
+        stored_input = pack_json(to_jsonable(input_payload), blobs)
         with self._db.connection() as conn:
+            self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
             conn.execute(
                 "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at,"
                 " runner, owner) VALUES (%s, 'running', %s, %s, %s, %s, %s)"
                 " ON CONFLICT (run_id) DO UPDATE SET status='running', input=EXCLUDED.input,"
                 " output=NULL, output_json=NULL, state=NULL, created_at=EXCLUDED.created_at,"
                 " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner",
-                (run_id, _dumps(input_payload), now, now, runner, owner),
+                (run_id, stored_input, now, now, runner, owner),
             )
 
     def update_run(
@@ -242,12 +265,18 @@ class PostgresRunStore(_PostgresStore, RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
-        state_json = state.model_dump_json() if state is not None else None
+        blobs: dict[str, str] = {}
+        values = (
+            check_text(output),
+            pack_json(to_jsonable(output_json), blobs),
+            pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
+        )
         with self._db.connection() as conn:
+            self._put_blobs(conn, blobs)
             cursor = conn.execute(
                 "UPDATE deskwork_runs SET status=%s, output=%s, output_json=%s, state=%s,"
                 " updated_at=%s WHERE run_id=%s",
-                (status, output, _dumps(output_json), state_json, utc_now(), run_id),
+                (status, *values, utc_now(), run_id),
             )
         if cursor.rowcount == 0:
             raise KeyError(f"unknown run {run_id!r}")
@@ -267,7 +296,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
                 (run_id,),
             ).fetchone()
-        return _record(row) if row else None
+        return _record(row, self._fetch_blobs) if row else None
 
     def list_runs(
         self,
@@ -284,10 +313,13 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 f"{where} ORDER BY updated_at DESC LIMIT %s",
                 (*params, limit),
             ).fetchall()
-        return [_record(row) for row in rows]
+        return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
+        blobs: dict[str, str] = {}
+        payload = pack_json(event.payload, blobs)
         with self._db.connection() as conn:
+            self._put_blobs(conn, blobs)
             conn.execute(
                 "INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
                 " VALUES (%s, %s, %s, %s, %s, %s)",
@@ -297,7 +329,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
                     str(event.type),
                     event.timestamp,
                     event.source,
-                    json.dumps(event.payload, default=str),
+                    payload,
                 ),
             )
 
@@ -315,7 +347,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 timestamp=r[2],
                 run_id=r[3],
                 source=r[4],
-                payload=json.loads(r[5]),
+                payload=unpack_json(r[5], self._fetch_blobs),
             )
             for r in rows
         ]
@@ -439,20 +471,17 @@ def _filters(
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(to_jsonable(value), default=str)
-
-
-def _record(row: Sequence[Any]) -> RunRecord:
+def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
+    state = unpack_json(row[7], fetch)
     return RunRecord(
         run_id=row[0],
         status=row[1],
-        input=json.loads(row[2]) if row[2] else None,
+        input=unpack_json(row[2], fetch),
         output=row[3],
-        output_json=json.loads(row[4]) if row[4] else None,
+        output_json=unpack_json(row[4], fetch),
         created_at=row[5],
         updated_at=row[6],
-        state=RunState.model_validate_json(row[7]) if row[7] else None,
+        state=RunState.model_validate(state) if state is not None else None,
         runner=row[8],
         owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
     )

@@ -8,8 +8,7 @@ soon as ``add_event`` returns, and a crash loses nothing already written.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from deskwork.core.event import Event
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
+from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase
 from deskwork.store.base import RunStore
@@ -42,6 +42,7 @@ _MIGRATIONS: list[list[str]] = [
         "CREATE TABLE IF NOT EXISTS checkpoints (thread_id TEXT NOT NULL, key TEXT NOT NULL,"
         " value BLOB NOT NULL, PRIMARY KEY (thread_id, key))",
     ],
+    ["CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, data TEXT NOT NULL)"],
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 _KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
@@ -70,14 +71,32 @@ class SQLiteRunStore(RunStore):
         """The database file."""
         return self._db.path
 
+    def _put_blobs(self, conn: Any, blobs: dict[str, str]) -> None:
+        if blobs:
+            conn.executemany(
+                "INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", list(blobs.items())
+            )
+
+    def _fetch_blobs(self, hashes: Iterable[str]) -> dict[str, str]:
+        wanted = list(hashes)
+        marks = ",".join("?" * len(wanted))
+        with self._db.locked() as conn:
+            rows = conn.execute(
+                f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", wanted
+            ).fetchall()
+        return {str(row[0]): str(row[1]) for row in rows}
+
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         now = utc_now().isoformat()
         owner = current_owner().model_dump_json()
+        blobs: dict[str, str] = {}
+        stored_input = pack_json(to_jsonable(input_payload), blobs)
         with self._db.locked() as conn:
+            self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
             conn.execute(
                 "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at,"
                 " runner, owner) VALUES (?, 'running', ?, ?, ?, ?, ?)",
-                (run_id, _dumps(input_payload), now, now, runner, owner),
+                (run_id, stored_input, now, now, runner, owner),
             )
 
     def update_run(
@@ -88,12 +107,18 @@ class SQLiteRunStore(RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
-        state_json = state.model_dump_json() if state is not None else None
+        blobs: dict[str, str] = {}
+        values = (
+            check_text(output),
+            pack_json(to_jsonable(output_json), blobs),
+            pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
+        )
         with self._db.locked() as conn:
+            self._put_blobs(conn, blobs)
             cursor = conn.execute(
                 "UPDATE runs SET status=?, output=?, output_json=?, state=?, updated_at=?"
                 " WHERE run_id=?",
-                (status, output, _dumps(output_json), state_json, utc_now().isoformat(), run_id),
+                (status, *values, utc_now().isoformat(), run_id),
             )
         if cursor.rowcount == 0:
             raise KeyError(f"unknown run {run_id!r}")
@@ -113,7 +138,7 @@ class SQLiteRunStore(RunStore):
                 f"SELECT {_COLUMNS.format(state='state')} FROM runs WHERE run_id=?",
                 (run_id,),
             ).fetchone()
-        return _record(row) if row else None
+        return _record(row, self._fetch_blobs) if row else None
 
     def list_runs(
         self,
@@ -140,11 +165,13 @@ class SQLiteRunStore(RunStore):
                 " ORDER BY updated_at DESC LIMIT ?",
                 (*params, limit),
             ).fetchall()
-        return [_record(row) for row in rows]
+        return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
-        payload = json.dumps(event.payload, default=str)
+        blobs: dict[str, str] = {}
+        payload = pack_json(event.payload, blobs)
         with self._db.locked() as conn:
+            self._put_blobs(conn, blobs)
             conn.execute(
                 "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -172,7 +199,7 @@ class SQLiteRunStore(RunStore):
                 timestamp=datetime.fromisoformat(row[2]),
                 run_id=row[3],
                 source=row[4],
-                payload=json.loads(row[5]),
+                payload=unpack_json(row[5], self._fetch_blobs),
             )
             for row in rows
         ]
@@ -212,20 +239,17 @@ class SQLiteRunStore(RunStore):
         self._db.close()
 
 
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(to_jsonable(value), default=str)
-
-
-def _record(row: Sequence[Any]) -> RunRecord:
+def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
+    state = unpack_json(row[7], fetch)
     return RunRecord(
         run_id=row[0],
         status=row[1],
-        input=json.loads(row[2]) if row[2] else None,
+        input=unpack_json(row[2], fetch),
         output=row[3],
-        output_json=json.loads(row[4]) if row[4] else None,
+        output_json=unpack_json(row[4], fetch),
         created_at=datetime.fromisoformat(row[5]),
         updated_at=datetime.fromisoformat(row[6]),
-        state=RunState.model_validate_json(row[7]) if row[7] else None,
+        state=RunState.model_validate(state) if state is not None else None,
         runner=row[8],
         owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
     )

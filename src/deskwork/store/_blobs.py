@@ -1,0 +1,121 @@
+"""Large texts are stored once, by content hash, and referenced wherever they repeat.
+
+A run's input appears in its record, in its job and as the first user message of its
+state; a big tool result appears in the state and in events. The run stores move every
+string of at least ``BLOB_MIN_CHARS`` characters into a ``blobs`` table keyed by its
+SHA-256 and keep a reference (``"\\x00blob:<hex>"``) in its place, so a 10 MB input costs
+10 MB, not 30. A user string that itself starts with ``"\\x00"`` is escaped with a second
+``"\\x00"``. No single stored text may exceed ``MAX_STORED_CHARS`` (a clear
+:class:`StoreError` says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from deskwork.store._errors import StoreError
+
+__all__ = [
+    "BLOB_MIN_CHARS",
+    "MAX_STORED_CHARS",
+    "Fetch",
+    "check_sizes",
+    "check_text",
+    "pack_json",
+    "unpack_json",
+]
+
+BLOB_MIN_CHARS = 16 * 1024
+"""Strings at least this long are stored once in the blob table."""
+MAX_STORED_CHARS = 32 * 1024 * 1024
+"""The longest single text (an input, a message, a tool result) a run store accepts."""
+_REF = "\x00blob:"
+Fetch = Callable[[Iterable[str]], Mapping[str, str]]
+"""Loads blobs by hash (a store's ``SELECT ... WHERE hash IN (...)``)."""
+
+
+def _split(value: Any, blobs: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        if len(value) >= BLOB_MIN_CHARS:
+            if len(value) > MAX_STORED_CHARS:
+                raise StoreError(
+                    f"a text of {len(value):,} characters is larger than a run store keeps"
+                    f" ({MAX_STORED_CHARS:,}): pass large data by reference (a file path or"
+                    " URL) instead of in a job input, message or tool result"
+                )
+            digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+            blobs[digest] = value
+            return _REF + digest
+        return "\x00" + value if value.startswith("\x00") else value
+    if isinstance(value, dict):
+        return {key: _split(item, blobs) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_split(item, blobs) for item in value]
+    return value
+
+
+def _refs(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        if value.startswith(_REF):
+            found.add(value[len(_REF) :])
+    elif isinstance(value, dict):
+        for item in value.values():
+            _refs(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _refs(item, found)
+
+
+def _join(value: Any, blobs: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        if value.startswith(_REF):
+            text = blobs.get(value[len(_REF) :])
+            if text is None:
+                raise StoreError(f"a stored text is missing from the blob table ({value[1:]})")
+            return text
+        return value[1:] if value.startswith("\x00\x00") else value
+    if isinstance(value, dict):
+        return {key: _join(item, blobs) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_join(item, blobs) for item in value]
+    return value
+
+
+def pack_json(value: Any, blobs: dict[str, str]) -> str | None:
+    """JSON text of a JSON-able ``value`` with its large strings moved into ``blobs``."""
+    if value is None:
+        return None
+    return json.dumps(_split(value, blobs), default=str)
+
+
+def check_sizes(value: Any) -> None:
+    """Raise the size error if any string in ``value`` is longer than ``MAX_STORED_CHARS``."""
+    if isinstance(value, str):
+        if len(value) > MAX_STORED_CHARS:
+            _split(value, {})
+    elif isinstance(value, dict):
+        for item in value.values():
+            check_sizes(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            check_sizes(item)
+
+
+def check_text(text: str | None) -> str | None:
+    """A plain text column's value (a run's output, kept as it is), checked against the limit."""
+    if text is not None and len(text) > MAX_STORED_CHARS:
+        _split(text, {})  # raises the size error
+    return text
+
+
+def unpack_json(stored: str | None, fetch: Fetch) -> Any:
+    """The value :func:`pack_json` stored."""
+    if not stored:
+        return None
+    value = json.loads(stored)
+    found: set[str] = set()
+    _refs(value, found)
+    return _join(value, fetch(found) if found else {})
