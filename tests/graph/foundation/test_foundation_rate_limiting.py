@@ -109,6 +109,17 @@ class TestSemaphoreRateLimiter:
         await limiter.release()
         assert "closed" in repr(limiter)
 
+    async def test_waiters_are_refused_when_the_limiter_closes(self) -> None:
+        limiter = SemaphoreRateLimiter()
+        await limiter.acquire()
+        waiter = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0.01)
+        await limiter.close()
+        await limiter.release()
+        with pytest.raises(RuntimeError, match="closed"):
+            await waiter
+        assert limiter.in_use == 0
+
 
 class TestPerTenantRateLimiter:
     def test_defaults_and_validation(self) -> None:

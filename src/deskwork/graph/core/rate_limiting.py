@@ -97,6 +97,9 @@ class SemaphoreRateLimiter(RateLimiter):
             raise RuntimeError("rate limiter is closed")
         await self._semaphore.acquire()
         self._in_use += 1
+        if self._closed:  # closed while this call waited for a slot
+            self._release_slot()
+            raise RuntimeError("rate limiter is closed")
         if self._delay_seconds:
             try:
                 await asyncio.sleep(self._delay_seconds)
