@@ -144,3 +144,17 @@ async def test_no_timeout_by_default(root: Path) -> None:
 
 def test_repr(root: Path) -> None:
     assert "llm_resources" in repr(FileSystemKnowledgeLoader(root))
+
+
+async def test_read_errors_do_not_leak_the_host_path(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loader = FileSystemKnowledgeLoader(root)
+
+    def denied(path: Path) -> str:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(loader, "_read", denied)
+    with pytest.raises(KnowledgeLoadError, match="PermissionError: Permission denied") as info:
+        await loader.load_module("agent/slots/rules.md")
+    assert str(root) not in str(info.value)

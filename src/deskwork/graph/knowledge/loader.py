@@ -103,8 +103,10 @@ class FileSystemKnowledgeLoader(KnowledgeLoader):
                 f"after {self._file_io_seconds}s (file_io_seconds)"
             ) from exc
         except (OSError, UnicodeDecodeError) as exc:
+            # strerror, not str(exc): the message may reach the model; keep host paths out.
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise KnowledgeLoadError(
-                f"cannot read knowledge module {module_ref!r}: {type(exc).__name__}: {exc}"
+                f"cannot read knowledge module {module_ref!r}: {type(exc).__name__}: {reason}"
             ) from exc
 
     def _read(self, path: Path) -> str:
