@@ -67,3 +67,13 @@ def test_validate_reports_unreachable_and_unknown_agents() -> None:
 
 def test_repr_names_edges_and_default_return() -> None:
     assert repr(MESH) == "TopologyResolver(edges=5, default_return='supervisor')"
+
+
+def test_routing_package_exports_load_lazily() -> None:
+    import deskwork.graph.agents as agents
+    import deskwork.graph.routing as routing
+
+    assert routing.TopologyResolver is TopologyResolver
+    assert sorted(routing.__all__) == routing.__all__
+    assert all(getattr(routing, name) for name in routing.__all__)
+    assert all(getattr(agents, name) for name in agents.__all__)

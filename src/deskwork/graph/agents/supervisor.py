@@ -37,15 +37,12 @@ from deskwork.graph.agents._routing import (
 from deskwork.graph.agents.base import BaseAgent
 from deskwork.graph.agents.memory_injection import INJECTED_MEMORIES_KEY
 from deskwork.graph.core.exceptions import (
-    LLMError,
     LLMInvocationError,
     LLMNotConfiguredError,
-    OrchestratorError,
-    RateLimitExceededError,
     ReactExecutorNotConfiguredError,
     RoutingSelfLoopError,
 )
-from deskwork.graph.core.llm_utils import ainvoke_with_retry, astream_with_timeout
+from deskwork.graph.core.llm_utils import ainvoke_with_retry, astream_with_limits
 from deskwork.graph.core.types import AgentResponse
 
 if TYPE_CHECKING:
@@ -291,31 +288,17 @@ class SupervisorAgent(BaseAgent):
         self, messages: list[BaseMessage], config: RunnableConfig | None
     ) -> AsyncGenerator[str, None]:
         timeout = self.timeout_config.llm_call_seconds if self.timeout_config else None
-        acquired = False
-        try:
-            if self.rate_limiter is not None:
-                try:
-                    await self.rate_limiter.acquire()
-                except Exception as exc:
-                    raise RateLimitExceededError(
-                        f"rate limiter refused the LLM call: {type(exc).__name__}: {exc}",
-                        cause=exc,
-                    ) from exc
-                acquired = True
-            try:
-                async for chunk in astream_with_timeout(self.llm, messages, timeout, config):
-                    delta = _text_of(chunk)
-                    if delta:
-                        yield delta
-            except (OrchestratorError, LLMError):
-                raise
-            except Exception as exc:
-                raise LLMInvocationError(
-                    f"LLM stream failed: {type(exc).__name__}: {exc}", cause=exc
-                ) from exc
-        finally:
-            if acquired and self.rate_limiter is not None:
-                await self.rate_limiter.release()
+        stream = astream_with_limits(
+            self.llm,
+            messages,
+            timeout_seconds=timeout,
+            config=config,
+            rate_limiter=self.rate_limiter,
+        )
+        async for chunk in stream:
+            delta = _text_of(chunk)
+            if delta:
+                yield delta
 
     # -- ReAct mode --------------------------------------------------------------------------
 
