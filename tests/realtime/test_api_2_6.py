@@ -32,7 +32,7 @@ def test_quick_start_names_are_top_level() -> None:
     assert AgentConfig(name="a").model == DEFAULT_MODEL
     assert DynamicAgent(dynamic_config()).config.model == DEFAULT_MODEL
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        _ = realtime.Nope  # type: ignore[attr-defined]
+        _ = realtime.Nope
 
 
 # ------------------------------------------------------------ AgentConfig

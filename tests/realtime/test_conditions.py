@@ -190,7 +190,7 @@ def test_invalid_rule_is_a_configuration_error(conditions: Any, message: str) ->
 def test_invalid_rule_assigned_later_is_a_configuration_error() -> None:
     config = AgentConfig(name="a")
     with pytest.raises(ConfigurationError, match="unknown operator"):
-        config.trigger_conditions = {"rules": [{"var": "x", "op": "??", "value": 1}]}  # type: ignore[assignment]
+        config.trigger_conditions = {"rules": [{"var": "x", "op": "??", "value": 1}]}
 
 
 def test_conditions_round_trip_in_documented_shape() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from rt_support import FakeClock, ScriptAgent, dynamic_config, make_context
@@ -19,7 +20,7 @@ from deskwork.realtime.library import DynamicAgent
 from deskwork.testing import ScriptedAdapter
 
 
-def subscriber(agent_id: str, *events: str, **config: object) -> ScriptAgent:
+def subscriber(agent_id: str, *events: str, **config: Any) -> ScriptAgent:
     return ScriptAgent(
         agent_id, trigger_types=[TriggerType.EVENT], subscribed_events=list(events), **config
     )
@@ -109,9 +110,7 @@ async def test_memory_updates_by_agent_in_the_merged_result() -> None:
             response=AgentResponse(memory_updates={"seen": True}, events=[Event(name="e")]),
         )
     )
-    engine.register_agent(
-        subscriber("c", "e", response=AgentResponse(memory_updates={"woke": 1}))
-    )
+    engine.register_agent(subscriber("c", "e", response=AgentResponse(memory_updates={"woke": 1})))
     response = await engine.process_turn(make_context())
     expected = {"a": {"n": 1}, "b": {"seen": True}, "c": {"woke": 1}}
     assert response.memory_updates_by_agent == expected

@@ -54,18 +54,13 @@ class JSONGenerator(Protocol):
     """What ``agent.llm`` must provide: one async JSON call."""
 
     async def generate_json(
-        self,
-        model: str,
-        messages: list[dict[str, Any]],
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        reasoning_effort: str | None = None,
-        extra_params: dict[str, Any] | None = None,
+        self, model: str, messages: list[dict[str, Any]]
     ) -> dict[str, Any] | None:
         """Return the model's reply as a JSON object, or ``None`` on failure.
 
-        Agents pass the optional arguments only when they are configured, so a fake that
-        takes ``(model, messages)`` works for agents that configure none of them.
+        Agents also pass ``max_tokens``, ``timeout``, ``reasoning_effort`` and
+        ``extra_params`` (keywords), but only those that are configured, so a fake that takes
+        ``(model, messages)`` works for agents that configure none of them.
         """
 
 

@@ -26,7 +26,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from deskwork.exceptions import ConfigurationError
+from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core.blackboard import CONTAINERS
 from deskwork.realtime.core.models import AgentContext
 
@@ -155,12 +155,12 @@ def compile_template(text: str, *, label: str = "text") -> Template:
     """Compile a prompt template.
 
     Raises:
-        ConfigurationError: the template has a syntax error (the message gives the line).
+        AgentConfigurationError: the template has a syntax error (the message gives the line).
     """
     try:
         return _ENVIRONMENT.from_string(text)
     except TemplateSyntaxError as exc:
-        raise ConfigurationError(
+        raise AgentConfigurationError(
             f"{label}: template syntax error on line {exc.lineno}: {exc}"
         ) from exc
 

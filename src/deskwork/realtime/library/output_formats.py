@@ -45,7 +45,6 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from deskwork.exceptions import ConfigurationError
@@ -161,13 +160,6 @@ class DefaultOutput(_Updates, _InsightFields):
     has_insight: bool = False
     content: str | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _message_is_content(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("content") is None and "message" in data:
-            return {**data, "content": data["message"]}
-        return data
-
     def build(self, agent_id: str, agent_name: str) -> AgentResponse:
         """The agent response (the insight only when ``has_insight`` and content is set)."""
         insights = []
@@ -267,6 +259,8 @@ class OutputMapping(BaseModel):
             "data": self.data_field,
         }
         out = {name: root[src] for name, src in pairs.items() if src and src in root}
+        if "content" not in out and self.content_field == "content" and "message" in root:
+            out["content"] = root["message"]  # replies to the 2.6 ``default`` prompt
         if self.check_field is None:
             out["has_insight"] = bool(out.get("content"))
         elif self.check_field in root:
