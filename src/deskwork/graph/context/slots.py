@@ -263,14 +263,22 @@ class SlotPool:
         ``protect`` names a slot that is never chosen. Stops, with a warning, if the
         strategy offers no usable victim.
         """
-        for tier in reversed(TIER_ORDER):
-            budget = self.tier_max_tokens.get(tier)
-            if budget is not None and self._tier_tokens[tier] > budget:
-                self._reduce(_over(self._tier_tokens, tier, budget), tier, protect)
-        if self._total > self.max_tokens:
-            self._reduce(lambda: self._total > self.max_tokens, None, protect)
+        while True:  # a demotion can push the tier below over its budget: repeat until none is
+            checks: list[tuple[Callable[[], bool], SlotTier | None]] = [
+                (_over(self._tier_tokens, tier, budget), tier)
+                for tier in reversed(TIER_ORDER)
+                if (budget := self.tier_max_tokens.get(tier)) is not None
+            ]
+            checks.append((lambda: self._total > self.max_tokens, None))
+            pending = [(over, tier) for over, tier in checks if over()]
+            if not pending:
+                return
+            for over, tier in pending:
+                if not self._reduce(over, tier, protect):
+                    return
 
-    def _reduce(self, over: Callable[[], bool], tier: SlotTier | None, protect: str | None) -> None:
+    def _reduce(self, over: Callable[[], bool], tier: SlotTier | None, protect: str | None) -> bool:
+        """Evict within ``tier`` (or the whole pool) while ``over()``; ``False`` if stuck."""
         count = 1
         while over():
             candidates = [
@@ -278,23 +286,28 @@ class SlotPool:
                 for s in self._slots.values()
                 if s.key != protect and (tier is None or s.tier is tier)
             ]
-            if not candidates:
-                break
-            victims = self.eviction_strategy.select(candidates, min(count, len(candidates)))
-            if not self._apply_victims(victims, over):
+            chosen = (
+                self.eviction_strategy.select(candidates, min(count, len(candidates)))
+                if candidates
+                else []
+            )
+            if not self._apply_victims(chosen, {s.key for s in candidates}, over):
                 logger.warning(
                     "slot pool stays over budget: %s chose no usable victim",
                     type(self.eviction_strategy).__name__,
                 )
-                break
+                return False
             count *= 2
+        return True
 
-    def _apply_victims(self, victims: list[Slot], over: Callable[[], bool]) -> bool:
+    def _apply_victims(
+        self, victims: list[Slot], allowed: set[str], over: Callable[[], bool]
+    ) -> bool:
         progressed = False
         for victim in victims:
             if not over():
                 break
-            slot = self._slots.get(victim.key)
+            slot = self._slots.get(victim.key) if victim.key in allowed else None
             if slot is None:
                 continue
             target = self.eviction_strategy.demote_to(slot)
