@@ -158,6 +158,8 @@ def main() -> None:
     report = asyncio.run(memory_desk.arun(runner, job))
     assert report.status == "completed", report.errors
     in_desk = _median(lambda: memory_desk.arun(runner, job), REQUESTS // 2)
+    at_exit = GraphRunner(graph, durability="exit")
+    exit_only = _median(lambda: memory_desk.arun(at_exit, job), REQUESTS // 2)
     with tempfile.TemporaryDirectory() as tmp:
         sqlite_desk = Desk(adapter=ScriptedAdapter(), run_store=SQLiteRunStore(Path(tmp) / "d.db"))
         on_disk = _median(lambda: sqlite_desk.arun(runner, job), REQUESTS // 4)
@@ -170,6 +172,7 @@ def main() -> None:
     print(f"| deskwork.graph (SupervisorAgent + BaseAgent), per hop | {direct * ms:.2f} ms |")
     print(f"| ratio deskwork.graph / bare LangGraph | {direct / plain:.2f}x |")
     print(f"| through the desk, in-memory store (checkpoints, events) | {in_desk * ms:.2f} ms |")
+    print(f"| through the desk, in-memory, durability='exit' | {exit_only * ms:.2f} ms |")
     print(f"| through the desk, SQLite store | {on_disk * ms:.2f} ms |")
     print(f"| extra cost of the desk (in-memory / SQLite) | {(in_desk - direct) * ms:.2f} ms"
           f" / {(on_disk - direct) * ms:.2f} ms |")  # fmt: skip

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
-from langgraph.types import Command, Interrupt
+from langgraph.types import Command, Durability, Interrupt
 
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
@@ -56,6 +56,10 @@ class GraphRunner:
             ``job.metadata`` (``request_id`` defaults to the job id) for ``OrchestratorState``
             graphs; any other input is passed as it is.
         recursion_limit: LangGraph's step limit for one run (``None``: LangGraph's default).
+        durability: when LangGraph writes checkpoints to the run store: ``"async"`` (the
+            default: after every step, while the next one runs), ``"sync"`` (before the next
+            step starts) or ``"exit"`` (only when the graph ends or interrupts; fastest, and
+            pause/resume still works).
 
     Raises:
         ConfigurationError: ``graph`` is not a compiled LangGraph graph.
@@ -70,11 +74,13 @@ class GraphRunner:
         name: str = "graph",
         input_builder: InputBuilder | None = None,
         recursion_limit: int | None = None,
+        durability: Durability = "async",
     ) -> None:
         self.graph: Pregel[Any, Any, Any, Any] = _compiled(graph)
         self.name = name
         self.input_builder = input_builder
         self.recursion_limit = recursion_limit
+        self.durability: Durability = durability
         self._bound: tuple[RunStore, Pregel[Any, Any, Any, Any]] | None = None
 
     async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
@@ -134,6 +140,7 @@ class GraphRunner:
                     graph_input,
                     self._run_config(config),
                     stream_mode=["tasks", "updates", "values"],
+                    durability=self.durability,
                 ):
                     self._observe(config, progress, mode, chunk)
         except Exception as exc:

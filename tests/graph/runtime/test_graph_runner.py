@@ -225,3 +225,16 @@ async def test_cancelling_a_graph_run_marks_it_failed_and_propagates() -> None:
     (record,) = desk.run_store.list_runs()
     assert record.status == "failed"
     assert desk.run_store.get_events(record.run_id)[-1].type == "run.failed"
+
+
+def test_exit_durability_writes_fewer_checkpoints_and_still_resumes() -> None:
+    counts = {}
+    for durability in ("async", "exit"):
+        desk = _desk()
+        runner = GraphRunner(_counter_graph(ask_in="check"), durability=durability)
+        paused = desk.run(runner, Job(input={"log": []}))
+        assert paused.status == "paused", paused.errors
+        counts[durability] = len(desk.run_store.get_checkpoint_items(paused.run_id))
+        done = desk.resume(paused.run_id, "ok", runner=runner)
+        assert done.data == {"log": ["plan", "act", "check:ok"]}, done.errors
+    assert counts["exit"] < counts["async"]
