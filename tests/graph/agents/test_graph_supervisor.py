@@ -124,7 +124,13 @@ class TestSimpleModeText:
             )
         assert response.next_agent == "triage"
         assert routes(events) == [
-            {"from": "supervisor", "requested": "banana", "chosen": "triage", "fell_back": True}
+            {
+                "from": "supervisor",
+                "requested": "banana",
+                "chosen": "triage",
+                "fell_back": True,
+                "by": "supervisor",
+            }
         ]
 
 
@@ -146,7 +152,13 @@ class TestSelfLoopAndTopology:
             response = await supervisor(llm, use_structured_output=True).process(make_test_state())
         assert response.next_agent is None  # default_return is the supervisor itself: finish
         assert routes(events) == [
-            {"from": "supervisor", "requested": "billing", "chosen": None, "fell_back": True}
+            {
+                "from": "supervisor",
+                "requested": "billing",
+                "chosen": None,
+                "fell_back": True,
+                "by": "supervisor",
+            }
         ]
 
 

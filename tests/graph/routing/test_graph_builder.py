@@ -113,8 +113,20 @@ class TestConditionalEdge:
             assert route(self.state("billing")) == "supervisor"
             assert route(self.state("")) == "supervisor"
         assert [p for _, _, p in events] == [
-            {"from": "support", "requested": "billing", "chosen": "supervisor", "fell_back": True},
-            {"from": "support", "requested": "", "chosen": "supervisor", "fell_back": True},
+            {
+                "from": "support",
+                "requested": "billing",
+                "chosen": "supervisor",
+                "fell_back": True,
+                "by": "edge",
+            },
+            {
+                "from": "support",
+                "requested": "",
+                "chosen": "supervisor",
+                "fell_back": True,
+                "by": "edge",
+            },
         ]
 
     def test_fallback_that_would_loop_to_itself_ends_instead(self) -> None:
@@ -257,7 +269,13 @@ class TestTopologyGraph:
         assert speakers(result) == ["human", "supervisor", "billing", "support", "supervisor"]
         fallback = [p for t, s, p in events if t == "graph.route" and s == "support"]
         assert fallback == [
-            {"from": "support", "requested": "billing", "chosen": "supervisor", "fell_back": True}
+            {
+                "from": "support",
+                "requested": "billing",
+                "chosen": "supervisor",
+                "fell_back": True,
+                "by": "edge",
+            }
         ]
 
     async def test_entry_point_can_be_any_agent(self) -> None:

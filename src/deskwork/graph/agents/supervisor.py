@@ -242,6 +242,7 @@ class SupervisorAgent(BaseAgent):
                 "requested": _short(choice.requested),
                 "chosen": choice.next_agent,
                 "fell_back": choice.fell_back,
+                "by": "supervisor",
             },
         )
         return choice

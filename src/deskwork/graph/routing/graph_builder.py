@@ -7,7 +7,8 @@
 - :func:`build_topology_graph` — every agent routes along exactly the topology's edges (mesh).
 
 Every routing decision is logged (``routing_decision``) and recorded in the desk run, if any, as a
-``graph.route`` event with ``from``, ``requested``, ``chosen`` and ``fell_back``.
+``graph.route`` event with ``from``, ``requested``, ``chosen``, ``fell_back`` and ``by="edge"``
+(a supervisor also records its own decision, ``by="supervisor"``, before the edge follows it).
 """
 
 from __future__ import annotations
@@ -122,7 +123,13 @@ def _record_route(from_agent: str, requested: str, chosen: str, allowed: list[st
     emit_graph_event(
         "graph.route",
         from_agent,
-        {"from": from_agent, "requested": requested, "chosen": chosen, "fell_back": fell_back},
+        {
+            "from": from_agent,
+            "requested": requested,
+            "chosen": chosen,
+            "fell_back": fell_back,
+            "by": "edge",
+        },
     )
 
 
