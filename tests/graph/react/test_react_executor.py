@@ -159,7 +159,7 @@ async def test_handler_cannot_change_loop_state_by_mutation(make_executor: MakeE
         ("I would route this to billing.", 'no <action type="..."> element'),
         ('<action type="decide">{"next_agent": "billing",}</action>', "not valid JSON"),
         ('<action type="decide">["billing"]</action>', "must be a JSON object"),
-        ('<action type="nuke">{}</action>', "unknown action 'nuke'. Available actions: decide"),
+        ('<action type="nuke">{}</action>', "action 'nuke' is unknown. Available actions: decide"),
         ('<action type="decide">{"content": "x"}</action>', "missing required parameter(s)"),
         ('<action type="request_slot">{"slot": "ghost"}</action>', "no knowledge slot 'ghost'"),
     ],
@@ -505,3 +505,17 @@ async def test_terminal_result_must_be_a_dict(make_executor: MakeExecutor) -> No
     with pytest.raises(ReactMaxPassesError):
         await executor.execute("hi", {})
     assert "TypeError: TerminalActionResult needs a dict result, got str" in human_text(llm, 1)
+
+
+async def test_declared_action_without_handler(make_executor: MakeExecutor) -> None:
+    executor, llm = make_executor(
+        [xml("note", text="a"), xml("decide", next_agent="x")], handlers={"decide": decide}
+    )
+    await executor.execute("hi", {})
+    assert "action 'note' has no handler" in human_text(llm, 1)
+
+
+@pytest.mark.parametrize("kwargs", [{"max_passes": 2.5}, {"max_history_tokens": True}])
+def test_counts_must_be_integers(make_executor: MakeExecutor, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="an integer > 0"):
+        make_executor([], **kwargs)

@@ -13,18 +13,22 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 from react_helpers import MakeExecutor, xml
 
+_EXPORTER = InMemorySpanExporter()
+
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
+    """One exporter, attached once to the process's SDK provider (processors cannot be removed)."""
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
         provider = TracerProvider()
         trace.set_tracer_provider(provider)
-    exporter = InMemorySpanExporter()
-    processor = SimpleSpanProcessor(exporter)
-    provider.add_span_processor(processor)
-    yield exporter
-    processor.shutdown()
+    if not getattr(provider, "_deskwork_react_exporter", False):
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        provider._deskwork_react_exporter = True  # type: ignore[attr-defined]
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
 
 
 async def test_one_span_per_pass(make_executor: MakeExecutor, spans: InMemorySpanExporter) -> None:

@@ -168,9 +168,12 @@ def _takes_config(handler: Any) -> bool:
     return True
 
 
-def _positive(name: str, value: float | None) -> None:
-    if value is not None and (isinstance(value, bool) or not value > 0):
-        raise ValueError(f"{name} must be > 0 or None, got {value!r}")
+def _positive(name: str, value: float | None, *, integer: bool = False) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or (integer and not isinstance(value, int)) or not value > 0:
+        kind = "an integer > 0" if integer else "> 0"
+        raise ValueError(f"{name} must be {kind} or None, got {value!r}")
 
 
 def _short(text: str, limit: int = _LOG_TEXT_LIMIT) -> str:
@@ -259,19 +262,22 @@ class ReactExecutor:
             total_request_seconds = timeout_config.total_request_seconds
         self._total_request_seconds = total_request_seconds
         self._llm_call_seconds = timeout_config.llm_call_seconds if timeout_config else None
-        for name, value in (
+        for name, count in (
             ("max_passes", self._max_passes),
             ("max_consecutive_errors", self._max_errors),
             ("max_history_tokens", max_history_tokens),
-            ("total_request_seconds", total_request_seconds),
         ):
-            _positive(name, value)
+            _positive(name, count, integer=True)
+        _positive("total_request_seconds", total_request_seconds)
         self._retry_config = retry_config
         self._rate_limiter = rate_limiter
         self._cancel_event = cancel_event
         self._use_structured_output = use_structured_output
         self._structured_llm: Runnable[Any, Any] | None = None
         self._structured_supported: bool | None = None  # None: not probed yet
+        unhandled = sorted(set(template_manager.actions) - set(self.available_actions))
+        if unhandled:
+            _log.warning("react_actions_without_handler", agent_name=agent_name, actions=unhandled)
 
     @staticmethod
     def _wrap_handlers(action_handlers: Mapping[str, ActionHandler]) -> dict[str, _Handler]:
@@ -586,13 +592,14 @@ class ReactExecutor:
         self, action: str, params: dict[str, Any], run: _Run, config: RunnableConfig | None
     ) -> _Outcome:
         handler = self._handlers.get(action)
+        declared = self._template_manager.actions.get(action)
         if handler is None and not (action == REQUEST_SLOT_ACTION and self._builtin_request_slot):
+            problem = "has no handler" if declared else "is unknown"
             return _Observation(
-                f"Error: unknown action {action!r}. "
+                f"Error: action {action!r} {problem}. "
                 f"Available actions: {', '.join(self.available_actions)}.",
                 is_error=True,
             )
-        declared = self._template_manager.actions.get(action)
         missing = [p for p in declared.required if p not in params] if declared else []
         if missing:
             return _Observation(
