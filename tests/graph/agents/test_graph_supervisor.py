@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
 
 from deskwork.graph._events import graph_emitter
 from deskwork.graph.agents.supervisor import SupervisorAgent
@@ -194,6 +196,18 @@ class TestStructuredOutput:
         second = await agent.process(make_test_state())
         assert (first.next_agent, second.next_agent) == ("greeter", "researcher")
         assert probes == [1]  # the capability is probed once and cached
+
+
+async def test_runnable_config_callbacks_reach_the_model() -> None:
+    started: list[list[Any]] = []
+
+    class Spy(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            started.append(messages)
+
+    config: RunnableConfig = {"callbacks": [Spy()], "metadata": {"langgraph_node": "supervisor"}}
+    await supervisor(MockLLM(responses=["greeter"])).invoke(make_test_state("hi"), config)
+    assert len(started) == 1  # tracing callbacks (LangSmith, Langfuse, OTel) see the call
 
 
 class TestLLMFailures:
