@@ -6,6 +6,7 @@ from typing import Any
 
 from deskwork import Desk, Job
 from deskwork.graph.agents.base import BaseAgent
+from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.agents.supervisor import SupervisorAgent
 from deskwork.graph.config.schema import AgentConfig, TopologyConfig, TopologyEdgeConfig
 from deskwork.graph.core.state import OrchestratorState
@@ -18,6 +19,7 @@ from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter
 from deskwork.testing.scripted import Turn
 
+SECRET = "hunter2-very-secret"
 USAGE = {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22}
 
 
@@ -34,7 +36,14 @@ class Greeter(BaseAgent):
         )
 
 
-def _graph() -> Any:
+class BrokenAudit(AgentMiddleware):
+    async def after_invoke(
+        self, agent_name: str, state: OrchestratorState, response: AgentResponse, config: Any = None
+    ) -> AgentResponse:
+        raise ValueError(f"audit log unavailable (password={SECRET})")
+
+
+def _graph(middleware: list[AgentMiddleware] | None = None) -> Any:
     topology = TopologyResolver(
         config=TopologyConfig(
             edges=[
@@ -48,7 +57,10 @@ def _graph() -> Any:
         llm=DeskworkChatModel(),  # the desk's adapter and model
         topology=topology,
     )
-    greeter = Greeter(config=AgentConfig(name="greeter", type="custom", description="Greets"))
+    greeter = Greeter(
+        config=AgentConfig(name="greeter", type="custom", description="Greets"),
+        middleware=middleware,
+    )
     return build_hub_spoke_graph(supervisor, {"greeter": greeter}, topology)
 
 
@@ -97,3 +109,17 @@ def test_a_failing_agent_gives_a_failed_report_with_its_event() -> None:
     failed = [e for e in stored if e.type == "graph.agent.failed"]
     assert failed[0].payload["agent_name"] == "greeter"
     assert [e.type for e in stored][-1] == "run.failed"
+
+
+def test_a_failing_middleware_is_an_event_and_fails_the_run_without_leaking_secrets() -> None:
+    desk, _ = _desk()
+    report = desk.run(GraphRunner(_graph([BrokenAudit()])), "hi")
+    assert report.status == "failed"
+    assert "audit log unavailable" in report.errors[0] and SECRET not in report.errors[0]
+    stored = desk.run_store.get_events(report.run_id)
+    (failure,) = [e for e in stored if e.type == "graph.middleware.failed"]
+    assert failure.payload["middleware"] == "BrokenAudit"
+    assert failure.payload["hook"] == "after_invoke"
+    assert SECRET not in str([e.payload for e in stored])
+    kinds = [e.type for e in stored]
+    assert kinds.index("graph.middleware.failed") < kinds.index("graph.agent.failed")
