@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 from deskwork.graph.core.logging_context import (
     bind_logging_context,
     clear_logging_context,
+    get_graph_logger,
     redact_pii,
     redact_secrets,
 )
@@ -83,3 +84,22 @@ def test_redact_secrets_processor() -> None:
     assert "abcdefghijkl" not in out["exc_msg"]
     assert out["api_key"] != "x"
     assert out["event"] == "llm_failed"
+
+
+def test_graph_logger_redacts_fields_at_every_level() -> None:
+    log = get_graph_logger("deskwork.graph.test")
+    with capture_logs() as logs:
+        log.debug("d", exc_msg="api_key=abcdef123456")
+        log.info("i", authorization="Bearer abcdefghijklmnop")
+        log.warning("w", nested={"password": "hunter2"})
+        log.error("e", exc_msg="token sk-abcdefghijklmnop rejected", agent_name="a")
+        try:
+            raise ValueError("x")
+        except ValueError:
+            log.exception("x", detail="password=hunter2")
+    assert [e["event"] for e in logs] == ["d", "i", "w", "e", "x"]
+    text = str(logs)
+    for secret in ("abcdef123456", "abcdefghijklmnop", "hunter2"):
+        assert secret not in text
+    assert logs[3]["agent_name"] == "a"
+    assert logs[4]["log_level"] == "error"

@@ -6,8 +6,11 @@ context variables; configure structlog with ``structlog.contextvars.merge_contex
 see them. With ``redact_pii=True`` the two identity fields are logged as 12-character SHA-256
 prefixes — stable, so lines still correlate, but not the raw ids.
 
-:func:`redact_secrets` is a structlog processor that removes API keys, bearer tokens and
-key-named secrets from every event (deskwork's one redaction, :mod:`deskwork.core.redact`).
+:func:`get_graph_logger` is the logger the graph layer itself logs through: its fields pass
+deskwork's one redaction (:mod:`deskwork.core.redact`) before structlog sees them, so an
+exception message quoting an API key does not reach the logs whatever the application's
+structlog configuration. :func:`redact_secrets` does the same as a structlog processor, for
+the application's own events.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from deskwork.core.redact import redact
 
 __all__ = [
     "LOGGING_CONTEXT_KEYS",
+    "GraphLogger",
     "bind_logging_context",
     "clear_logging_context",
+    "get_graph_logger",
     "redact_pii",
     "redact_secrets",
 ]
@@ -88,3 +93,37 @@ def redact_secrets(
     renderer, e.g. ``processors=[merge_contextvars, redact_secrets, JSONRenderer()]``)."""
     redacted = redact(dict(event_dict))
     return redacted if isinstance(redacted, dict) else event_dict
+
+
+class GraphLogger:
+    """A structlog logger whose event fields are redacted before they are logged."""
+
+    __slots__ = ("_logger",)
+
+    def __init__(self, name: str) -> None:
+        self._logger = structlog.get_logger(name)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at DEBUG."""
+        self._logger.debug(event, **redact(fields))
+
+    def info(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at INFO."""
+        self._logger.info(event, **redact(fields))
+
+    def warning(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at WARNING."""
+        self._logger.warning(event, **redact(fields))
+
+    def error(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at ERROR."""
+        self._logger.error(event, **redact(fields))
+
+    def exception(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at ERROR with the current exception's traceback."""
+        self._logger.exception(event, **redact(fields))
+
+
+def get_graph_logger(name: str = "deskwork.graph") -> GraphLogger:
+    """The redacting logger for ``name`` (graph modules use ``deskwork.graph.<area>``)."""
+    return GraphLogger(name)

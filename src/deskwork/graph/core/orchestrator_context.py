@@ -7,13 +7,11 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-import structlog
-
-from deskwork.core.redact import redact_text
+from deskwork.graph.core.logging_context import get_graph_logger
 
 __all__ = ["OrchestratorContext"]
 
-_log = structlog.get_logger("deskwork.graph")
+_log = get_graph_logger("deskwork.graph")
 
 
 class _Closeable(Protocol):
@@ -76,7 +74,7 @@ class OrchestratorContext:
                     "orchestrator_context_close_failed",
                     component=name,
                     exc_type=type(exc).__name__,
-                    exc_msg=redact_text(str(exc)),
+                    exc_msg=str(exc),
                 )
 
     async def __aenter__(self) -> Self:
