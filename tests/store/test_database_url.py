@@ -155,3 +155,41 @@ def test_a_newer_schema_is_refused_with_a_clear_error(database_url: str) -> None
     _execute(database_url, "UPDATE deskwork_schema SET version=99 WHERE component='runs'")
     with pytest.raises(StoreError, match=r"schema version 99.*upgrade deskwork"):
         open_run_store(database_url)
+
+
+def test_a_dropped_connection_is_a_store_error_and_the_pool_recovers(postgres_url: str) -> None:
+    import psycopg
+
+    store = PostgresRunStore(postgres_url)
+    store.create_run("r", None)
+    with store.database.connection() as conn:
+        pid = conn.info.backend_pid
+    with psycopg.connect(postgres_url, autocommit=True) as admin:  # the server drops it
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreError, match="cannot be reached") as caught:
+        store.get_run("r")
+    assert caught.value.location is not None and "127.0.0.1" in caught.value.location
+    record = store.get_run("r")  # the broken connection was discarded
+    assert record is not None and record.status == "running"
+    store.close()
+
+
+def test_runs_cli_reads_a_postgres_store(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from deskwork.cli import main
+
+    store = PostgresRunStore(postgres_url)
+    store.create_run("pg-run", {"input": "x"}, runner="alpha")
+    store.update_run("pg-run", "completed", "done", None, None)
+    store.close()
+    assert main(["runs", "--database-url", postgres_url, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["run_id"], r["status"], r["runner"]) for r in rows] == [
+        ("pg-run", "completed", "alpha")
+    ]
+    assert main(["doctor", "--database-url", postgres_url]) == 0
+    out = capsys.readouterr().out
+    assert "integrity: ok" in out and "1 completed" in out

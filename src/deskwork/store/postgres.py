@@ -107,14 +107,24 @@ class PostgresDatabase:
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection (autocommit)."""
-        with self.pool.connection() as conn:
-            yield conn
+        """A pooled connection (autocommit); a lost server raises :class:`StoreError`."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(
+                f"the database at {redact_url(self.url)} cannot be reached: {reason}",
+                location=redact_url(self.url),
+            ) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection inside one transaction (committed on success)."""
-        with self.pool.connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
             yield conn
 
     def migrate(self, component: str, migrations: Sequence[Sequence[str]]) -> None:
