@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from deskwork.graph.core.logging_context import (
         bind_logging_context,
         clear_logging_context,
+        get_graph_logger,
         redact_pii,
         redact_secrets,
     )
@@ -54,6 +55,7 @@ _MODULES = {
     "logging_context": (
         "bind_logging_context",
         "clear_logging_context",
+        "get_graph_logger",
         "redact_pii",
         "redact_secrets",
     ),
@@ -84,6 +86,7 @@ __all__ = [
     "clear_logging_context",
     "create_initial_state",
     "deregister_transient_exception",
+    "get_graph_logger",
     "get_transient_exceptions",
     "rate_limited",
     "redact_pii",
