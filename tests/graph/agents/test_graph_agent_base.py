@@ -303,6 +303,14 @@ class TestEvents:
         assert (failed["agent_name"], failed["error_type"]) == ("broken", "KeyError")
         assert "slot" in failed["error"]
 
+    async def test_secrets_in_errors_stay_out_of_logs_and_events(self) -> None:
+        events, emit = _collect()
+        error = RuntimeError("upstream rejected api_key=sk-live-0123456789abcdef")
+        with graph_emitter(emit), capture_logs() as logs, pytest.raises(AgentProcessError):
+            await FailingAgent(error).invoke(make_test_state())
+        assert "sk-live-0123456789abcdef" not in repr(logs)
+        assert "sk-live-0123456789abcdef" not in repr(events)
+
     async def test_no_events_outside_a_desk_run(self) -> None:
         # without graph_emitter, emitting is a silent no-op
         update = await EchoAgent().invoke(make_test_state())

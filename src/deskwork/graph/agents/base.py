@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 import structlog
 from langchain_core.messages import AIMessage
 
+from deskwork.core.redact import redact_text
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.core.exceptions import AgentProcessError, OrchestratorError
@@ -155,7 +156,7 @@ class BaseAgent(ABC):
 
     async def _run_on_error(
         self,
-        middleware: Any,
+        middleware: Iterable[AgentMiddleware],
         state: OrchestratorState,
         error: Exception,
         config: RunnableConfig | None,
@@ -184,7 +185,7 @@ class BaseAgent(ABC):
             "agent_invoke_failed",
             agent_name=self.name,
             exc_type=type(exc).__name__,
-            exc_msg=str(exc),
+            exc_msg=redact_text(str(exc)),
             request_id=request_id,
         )
         emit_graph_event(
@@ -242,7 +243,7 @@ def _report_hook_failure(agent_name: str, mw: AgentMiddleware, hook: str, exc: E
         middleware=type(mw).__name__,
         hook=hook,
         exc_type=type(exc).__name__,
-        exc_msg=str(exc),
+        exc_msg=redact_text(str(exc)),
     )
     emit_graph_event(
         "graph.middleware.failed",
@@ -311,7 +312,7 @@ def _log_and_emit_completed(
 
 
 def _preview(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(redact_text(str(text)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from deskwork.core.redact import redact_text
 from deskwork.graph.agents.middleware import AgentMiddleware
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
                 "memory_injection_failed",
                 agent_name=agent_name,
                 exc_type=type(exc).__name__,
-                exc_msg=str(exc),
+                exc_msg=redact_text(str(exc)),
             )
             return state
         if not found:
