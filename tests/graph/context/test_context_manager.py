@@ -450,3 +450,47 @@ async def test_concurrent_writers_and_flushes_end_with_the_latest_state_stored()
     stored = {s.key: s.value for s in await store.load_session_slots("s1")}
     assert stored == m.shared_values()
     assert len(stored) == 100
+
+
+async def test_one_manager_never_carries_slots_into_another_session_or_user() -> None:
+    store = InMemorySlotPersistence()
+    m = manager(store)
+    await m.hydrate("s1", "alice")
+    m.set_shared_tiered("topic", "alice's billing issue", SlotTier.SESSION)
+    m.set_shared_tiered("name", "Alice", SlotTier.LONG_TERM)
+    await m.flush("s1", "alice")
+
+    await m.hydrate("s2", "alice")  # same user, new session: only long-term context stays
+    assert m.shared_values() == {"name": "Alice"}
+
+    await m.hydrate("s3", "bob")  # another user: nothing of alice's stays
+    assert m.shared_values() == {}
+    await m.flush("s3", "bob")
+    assert await store.load_session_slots("s3") == []
+    assert await store.load_long_term_slots("bob") == []
+
+
+async def test_flushing_into_another_session_than_hydrated_is_refused() -> None:
+    store = InMemorySlotPersistence()
+    m = manager(store)
+    await m.hydrate("s1", "alice")
+    m.set_shared_tiered("topic", "private", SlotTier.SESSION)
+    with pytest.raises(ValueError, match="holds session 's1'"):
+        await m.flush("s2", "alice")
+    with pytest.raises(ValueError, match="another user's"):
+        await m.flush("s1", "bob")
+    assert await store.load_session_slots("s2") == []
+    await m.flush("s1", "alice")
+    assert [s.key for s in await store.load_session_slots("s1")] == ["topic"]
+
+
+async def test_a_failed_rehydrate_keeps_the_previous_session_slots() -> None:
+    store = FlakyPersistence()
+    m = manager(store)
+    await m.hydrate("s1")
+    m.set_shared_tiered("topic", "kept", SlotTier.SESSION)
+    store.fail.add("load_session_slots")
+    with pytest.raises(SlotPersistenceError):
+        await m.hydrate("s2")
+    assert m.shared_values() == {"topic": "kept"}
+    await m.flush("s1")  # still bound to s1

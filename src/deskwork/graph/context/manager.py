@@ -75,6 +75,8 @@ class SlotManager:
         self._lock = asyncio.Lock()
         self._flush_lock = asyncio.Lock()
         self._closed = False
+        self._session_id: str | None = None
+        self._user_id: str | None = None
 
     def _new_pool(self) -> SlotPool:
         tiers = self.config.tiered_slots
@@ -238,7 +240,9 @@ class SlotManager:
         """Load persisted SESSION slots (and LONG_TERM slots of ``user_id``) into the shared pool.
 
         Slots already present in the pool keep their in-memory value. A SESSION slot wins
-        over a LONG_TERM slot of the same key.
+        over a LONG_TERM slot of the same key. Hydrating another session than before first
+        drops the SESSION slots held for the previous one (and LONG_TERM slots when the user
+        changes too), so one manager never carries context across sessions or users.
 
         Raises:
             SlotPersistenceError: the backend failed or timed out; nothing was loaded.
@@ -246,9 +250,19 @@ class SlotManager:
         """
         self._check_open()
         _key(session_id, "session_id")
-        if self.persistence is None:
-            return
+        loaded = await self._load(session_id, user_id) if self.persistence else []
+        async with self._lock:
+            self._check_open()
+            self._rebind(session_id, user_id)
+            present = {slot.key for slot in self._shared.slots()}
+            for slot in loaded:
+                if slot.key not in present:
+                    self._shared.insert(slot)
+            self._shared.enforce_budget()
+
+    async def _load(self, session_id: str, user_id: str | None) -> list[Slot]:
         backend = self.persistence
+        assert backend is not None  # checked by the caller
         long_term: list[Slot] = []
         if user_id is not None:
             long_term = await self._call(
@@ -257,14 +271,25 @@ class SlotManager:
         session = await self._call(
             "load_session_slots", lambda: backend.load_session_slots(session_id)
         )
-        loaded = _checked(long_term, SlotTier.LONG_TERM) + _checked(session, SlotTier.SESSION)
-        async with self._lock:
-            self._check_open()
-            present = {slot.key for slot in self._shared.slots()}
-            for slot in loaded:
-                if slot.key not in present:
-                    self._shared.insert(slot)
-            self._shared.enforce_budget()
+        return _checked(long_term, SlotTier.LONG_TERM) + _checked(session, SlotTier.SESSION)
+
+    def _rebind(self, session_id: str, user_id: str | None) -> None:
+        if self._session_id not in (None, session_id):
+            for pool in (self._shared, *self._agents.values()):
+                pool.remove_tier(SlotTier.SESSION)
+        if self._user_id not in (None, user_id):
+            for pool in (self._shared, *self._agents.values()):
+                pool.remove_tier(SlotTier.LONG_TERM)
+        self._session_id, self._user_id = session_id, user_id
+
+    def _check_binding(self, session_id: str, user_id: str | None) -> None:
+        if self._session_id not in (None, session_id):
+            raise ValueError(
+                f"this SlotManager holds session {self._session_id!r}; flushing it into"
+                f" {session_id!r} would copy its slots there (hydrate {session_id!r} first)"
+            )
+        if user_id is not None and self._user_id not in (None, user_id):
+            raise ValueError("this SlotManager holds another user's LONG_TERM slots; hydrate first")
 
     async def flush(self, session_id: str, user_id: str | None = None) -> None:
         """Save the shared SESSION slots (and LONG_TERM slots, when ``user_id`` is given).
@@ -274,10 +299,14 @@ class SlotManager:
 
         Raises:
             SlotPersistenceError: the backend failed or timed out.
+            ValueError: the manager was hydrated for another session or user.
             RuntimeError: the manager is closed.
         """
         self._check_open()
         _key(session_id, "session_id")
+        self._check_binding(session_id, user_id)
+        self._session_id = session_id
+        self._user_id = user_id if user_id is not None else self._user_id
         if self.persistence is None:
             return
         async with self._lock:
