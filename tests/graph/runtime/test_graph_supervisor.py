@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
 from deskwork import Desk, Job
 from deskwork.graph.agents.base import BaseAgent
 from deskwork.graph.agents.middleware import AgentMiddleware
@@ -123,3 +127,31 @@ def test_a_failing_middleware_is_an_event_and_fails_the_run_without_leaking_secr
     assert SECRET not in str([e.payload for e in stored])
     kinds = [e.type for e in stored]
     assert kinds.index("graph.middleware.failed") < kinds.index("graph.agent.failed")
+
+
+class Approver(BaseAgent):
+    async def process(self, state: OrchestratorState, config: Any = None) -> AgentResponse:
+        answer = interrupt({"prompt": "Send the greeting?"})
+        return AgentResponse(agent_name=self.name, content=f"approved: {answer}")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BaseAgent.invoke wraps LangGraph's GraphInterrupt in AgentProcessError, so an"
+    " interrupt() inside an agent fails the run; it must re-raise langgraph.errors.GraphBubbleUp"
+    " untouched (and skip on_error/graph.agent.failed for it)",
+)
+def test_interrupt_inside_an_agent_pauses_and_resumes_the_desk_run() -> None:
+    agent = Approver(AgentConfig(name="approver", type="custom", description="Asks first"))
+    builder = StateGraph(OrchestratorState)
+    builder.add_node("approver", agent.invoke)
+    builder.add_edge(START, "approver")
+    builder.add_edge("approver", END)
+    runner = GraphRunner(builder.compile())
+    desk, _ = _desk()
+    paused = desk.run(runner, "hi")
+    assert paused.status == "paused", paused.errors
+    assert paused.pending_action is not None
+    assert paused.pending_action.prompt == "Send the greeting?"
+    done = desk.resume(paused.run_id, "yes", runner=runner)
+    assert done.status == "completed" and done.content == "approved: yes"
