@@ -424,3 +424,9 @@ def test_repr(base: Path) -> None:
 def test_errors_share_the_knowledge_base_class() -> None:
     for exc in (KnowledgeLoadError, KnowledgePathError, KnowledgeSlotNotFoundError):
         assert issubclass(exc, KnowledgeError)
+
+
+async def test_core_prompt_variables_may_use_any_name(base: Path) -> None:
+    tm = manager(base)
+    prompt = await tm.load_core_prompt("supervisor", agent_name="Router", self="x")
+    assert prompt.startswith("You are Router.")

@@ -519,3 +519,9 @@ async def test_declared_action_without_handler(make_executor: MakeExecutor) -> N
 def test_counts_must_be_integers(make_executor: MakeExecutor, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="an integer > 0"):
         make_executor([], **kwargs)
+
+
+async def test_context_keys_named_like_prompt_arguments(make_executor: MakeExecutor) -> None:
+    executor, llm = make_executor([xml("decide", next_agent="x")])
+    await executor.execute("hi", {"agent_name": "Router", "self": 1, "bad key": 2})
+    assert system_text(llm, 0).startswith("You are Router.")

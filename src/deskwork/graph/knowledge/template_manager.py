@@ -122,6 +122,10 @@ def render_template(template: str, variables: dict[str, Any]) -> str:
 class ReactTemplateManager:
     """One agent's knowledge config, loaded slots and prompt templates.
 
+    Loaded slots stay loaded (and count toward ``max_loaded_tokens``) until :meth:`reset`, so a
+    manager shared by many conversations either gets a budget that fits every slot it may
+    load, or is reset between conversations.
+
     Args:
         agent_name: The agent; its folder is ``<base_dir>/<agent_name>``.
         base_dir: The knowledge root holding one folder per agent.
@@ -358,12 +362,13 @@ class ReactTemplateManager:
 
     # -- prompts ---------------------------------------------------------------------------
 
-    async def load_core_prompt(self, agent_name: str | None = None, **kwargs: Any) -> str:
+    async def load_core_prompt(self, agent_name: str | None = None, /, **kwargs: Any) -> str:
         """The agent's ``react_core.md`` with its ``{placeholders}`` filled in.
 
         Built-in variables: ``agent_name``, ``available_actions``, ``available_slots``,
-        ``max_passes``; ``kwargs`` add to or override them. Unknown placeholders stay as they
-        are. Without a ``react_core.md`` the manager uses :data:`DEFAULT_CORE_PROMPT`.
+        ``max_passes``; ``kwargs`` (any names) add to or override them. Unknown placeholders
+        stay as they are. Without a ``react_core.md`` the manager uses
+        :data:`DEFAULT_CORE_PROMPT`.
 
         Args:
             agent_name: Whose ``react_core.md`` (default: this manager's agent).
