@@ -31,18 +31,23 @@ BACKENDS = ["memory", "sqlite", "postgres"]
 _SERVER = os.environ.get("DESKWORK_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
+_unavailable: list[str] = []  # the reason, once found: later tests do not wait again
+
+
 def _server_or_skip() -> Any:
     """A psycopg connection to the test server, or skip (fail when PostgreSQL is required)."""
-    reason = ""
-    try:
-        import psycopg
-    except ImportError:
-        reason = "psycopg is not installed (pip install 'deskwork[postgres]')"
-    else:
+    reason = _unavailable[0] if _unavailable else ""
+    if not reason:
         try:
-            return psycopg.connect(_SERVER, autocommit=True, connect_timeout=3)
-        except psycopg.Error as exc:
-            reason = f"no PostgreSQL at {_SERVER}: {str(exc).strip().splitlines()[0]}"
+            import psycopg
+        except ImportError:
+            reason = "psycopg is not installed (pip install 'deskwork[postgres]')"
+        else:
+            try:
+                return psycopg.connect(_SERVER, autocommit=True, connect_timeout=3)
+            except psycopg.Error as exc:
+                reason = f"no PostgreSQL at {_SERVER}: {str(exc).strip().splitlines()[0]}"
+        _unavailable.append(reason)
     if os.environ.get("DESKWORK_REQUIRE_POSTGRES") == "1":
         pytest.fail(f"DESKWORK_REQUIRE_POSTGRES=1 but {reason}")
     pytest.skip(reason)
