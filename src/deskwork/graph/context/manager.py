@@ -9,7 +9,9 @@ Lifecycle of one graph run::
 
 ``hydrate`` and ``flush`` do their I/O outside the manager's lock and touch the pools only
 inside it. A failing or timed-out backend raises :class:`SlotPersistenceError`; the pools are
-then exactly as they were before the call.
+then exactly as they were before the call. A manager belongs to the session (and user) it last
+hydrated: hydrating another one drops the previous session's SESSION slots (and LONG_TERM slots
+when the user changes), and flushing into another session raises ``ValueError``.
 """
 
 from __future__ import annotations
