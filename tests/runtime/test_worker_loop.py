@@ -306,11 +306,11 @@ def test_thinking_drop_params_and_extra_body_reach_the_adapter() -> None:
         assert call["extra_body"] == options["extra_body"]
 
 
-def test_worker_model_overrides_desk_model_and_num_retries_passes() -> None:
+def test_worker_model_overrides_desk_model_and_the_desk_owns_retries() -> None:
     desk, adapter = _desk(reply("a"), num_retries=2)
     desk.run(Worker(name="w", model="special/model"), Job(input="q"))
     assert adapter.calls[0]["model"] == "special/model"
-    assert adapter.calls[0]["num_retries"] == 2
+    assert adapter.calls[0]["num_retries"] == 0  # the desk retries; the adapter must not
 
 
 def test_worker_without_any_model_fails_cleanly(tmp_path: Path) -> None:

@@ -1,19 +1,22 @@
 """The runtime's side of the model port: every call to an adapter goes through here.
 
 It checks what the adapter returned (a wrong type fails the run with a message naming the
-adapter and the expected type, not a confusing ``'async for'`` error deep in the loop).
+adapter and the expected type, not a confusing ``'async for'`` error deep in the loop), and
+it owns retries: one policy for every adapter (see ``_retry``).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
+from deskwork.adapters._retry import RetryListener, RetryPolicy, with_retries
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk, assemble_stream
 from deskwork.exceptions import DeskworkError
 
-__all__ = ["AdapterContractError", "acomplete", "aresponse", "astructured"]
+__all__ = ["AdapterContractError", "CallPolicy", "acomplete", "aresponse", "astructured"]
 
 _EXPECTED = "a ModelResponse, or (when streaming) an async iterator of StreamChunk"
 
@@ -33,22 +36,65 @@ def _wrong_type(adapter: BaseModelAdapter, method: str, value: Any, expected: st
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CallPolicy:
+    """How the runtime retries a model call: ``retries`` times, waits shaped by ``policy``."""
+
+    retries: int = 0
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    on_retry: RetryListener | None = None
+
+
 async def acomplete(
-    adapter: BaseModelAdapter, **params: Any
+    adapter: BaseModelAdapter, *, calls: CallPolicy | None = None, **params: Any
 ) -> ModelResponse | AsyncIterator[StreamChunk]:
-    """``adapter.acomplete(**params)``, checked.
+    """``adapter.acomplete(**params)``, checked and retried by the desk's policy.
+
+    The adapter is told ``num_retries=0`` (its client must not retry too). A stream is
+    started before it is returned: a stream failing before its first chunk is retried like a
+    failed call.
 
     Raises:
         AdapterContractError: the adapter returned neither a response nor a chunk stream.
     """
+    calls = calls or CallPolicy()
+    params = {**params, "num_retries": 0}
+    return await with_retries(
+        lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
+    )
+
+
+async def _start(
+    adapter: BaseModelAdapter, params: dict[str, Any]
+) -> ModelResponse | AsyncIterator[StreamChunk]:
     result: Any = adapter.acomplete(**params)
     if inspect.isawaitable(result):
         result = await result
     if isinstance(result, ModelResponse):
         return result
     if hasattr(result, "__aiter__"):
-        return _checked(adapter, result)
+        return await _first_chunk_read(_checked(adapter, result))
     raise AdapterContractError(_wrong_type(adapter, "acomplete", result, _EXPECTED))
+
+
+async def _first_chunk_read(stream: AsyncIterator[StreamChunk]) -> AsyncIterator[StreamChunk]:
+    """``stream`` with its first chunk already read (so a failing start raises here)."""
+    iterator = aiter(stream)
+    try:
+        first = await anext(iterator)
+    except StopAsyncIteration:
+        return _chain(None, iterator)
+    return _chain(first, iterator)
+
+
+async def _chain(
+    first: StreamChunk | None, rest: AsyncIterator[StreamChunk]
+) -> AsyncIterator[StreamChunk]:
+    if first is None:
+        return
+    yield first
+    async for chunk in rest:
+        yield chunk
 
 
 async def _checked(
@@ -64,21 +110,32 @@ async def _checked(
         yield chunk
 
 
-async def aresponse(adapter: BaseModelAdapter, **params: Any) -> ModelResponse:
+async def aresponse(
+    adapter: BaseModelAdapter, *, calls: CallPolicy | None = None, **params: Any
+) -> ModelResponse:
     """A non-streaming call; a stream the adapter returns anyway is assembled."""
-    result = await acomplete(adapter, **{**params, "stream": False})
+    result = await acomplete(adapter, calls=calls, **{**params, "stream": False})
     if isinstance(result, ModelResponse):
         return result
     return assemble_stream([chunk async for chunk in result], model=params.get("model"))
 
 
-async def astructured(adapter: BaseModelAdapter, **params: Any) -> ModelResponse:
-    """``adapter.astructured_complete(**params)``, checked.
+async def astructured(
+    adapter: BaseModelAdapter, *, calls: CallPolicy | None = None, **params: Any
+) -> ModelResponse:
+    """``adapter.astructured_complete(**params)``, checked and retried like :func:`acomplete`.
 
     Raises:
         AdapterContractError: the adapter did not return a ModelResponse.
     """
-    result: Any = await adapter.astructured_complete(**params)
+    calls = calls or CallPolicy()
+    params = {**params, "num_retries": 0}
+    result: Any = await with_retries(
+        lambda: adapter.astructured_complete(**params),
+        calls.retries,
+        calls.policy,
+        calls.on_retry,
+    )
     if not isinstance(result, ModelResponse):
         raise AdapterContractError(
             _wrong_type(adapter, "astructured_complete", result, "a ModelResponse")

@@ -43,6 +43,7 @@ class EventType(StrEnum):
     LLM_STARTED = "llm.started"
     LLM_COMPLETED = "llm.completed"
     LLM_FAILED = "llm.failed"
+    LLM_RETRY = "llm.retry"
 
 
 class Event(DeskworkModel):

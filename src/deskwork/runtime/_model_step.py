@@ -48,6 +48,24 @@ def _common_params(run: WorkerRun) -> dict[str, Any]:
     }
 
 
+def _calls(run: WorkerRun) -> seam.CallPolicy:
+    """The desk's retries for this run's model calls; each retry emits ``llm.retry``."""
+
+    def on_retry(retry: int, wait: float, error: BaseException) -> None:
+        run.emit(
+            EventType.LLM_RETRY,
+            {
+                "model": run.model,
+                "retry": retry,
+                "wait_seconds": round(wait, 3),
+                "error_type": type(error).__name__,
+                "error_message": redact_text(str(error))[:2000],
+            },
+        )
+
+    return seam.CallPolicy(run.config.num_retries, run.config.retry_policy, on_retry)
+
+
 async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> ModelResponse:
     """Run ``call()`` between ``llm.started`` and ``llm.completed``/``llm.failed``.
 
@@ -116,7 +134,7 @@ async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) ->
     }
 
     async def call() -> ModelResponse:
-        result = await seam.acomplete(run.config.adapter, **params)
+        result = await seam.acomplete(run.config.adapter, calls=_calls(run), **params)
         if isinstance(result, ModelResponse):
             return result
         return await _consume(run, result)
@@ -236,6 +254,7 @@ async def structured_turn(run: WorkerRun) -> FinalOutput | Failure:
         async def call() -> ModelResponse:
             return await seam.astructured(
                 run.config.adapter,
+                calls=_calls(run),
                 **params,
                 response_schema=schema,
                 retries=run.config.structured_output_retries,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.event import Event
 from deskwork.utils import new_id
@@ -55,7 +56,10 @@ class RunConfig:
     max_tool_calls: int = 20
     """Maximum tool calls per worker run."""
     num_retries: int = 0
-    """Provider-level retries for failed model calls (0 disables)."""
+    """Retries of a model call that failed with a transient error (rate limit, overload,
+    network); the desk retries, the adapter's client does not (0 disables)."""
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    """Backoff and jitter between those retries; a provider's ``Retry-After`` is honoured."""
     respect_context_window: bool = True
     """Summarize and retry on context-limit errors (reactive compaction)."""
     max_context_messages: int | None = None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from deskwork._sync import run_sync
+from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
@@ -81,6 +82,7 @@ class Desk:
         storage_dir: str | Path = ".deskwork",
         max_tool_threads: int = DEFAULT_TOOL_THREADS,
         max_cost_usd: float | None = None,
+        retry_policy: RetryPolicy | None = None,
         database_url: str | None = None,
     ) -> None:
         self.model = model
@@ -92,6 +94,9 @@ class Desk:
         self.max_iterations = max_iterations
         self.max_tool_calls = max_tool_calls
         self.num_retries = num_retries
+        self.retry_policy = retry_policy or RetryPolicy()
+        """Backoff, jitter and ``Retry-After`` handling of the ``num_retries`` retries of a
+        failed model call (the desk retries for every adapter; their clients do not)."""
         self.respect_context_window = respect_context_window
         self.max_context_messages = max_context_messages
         self.storage_dir = Path(storage_dir)
@@ -213,6 +218,7 @@ class Desk:
             max_iterations=self.max_iterations,
             max_tool_calls=self.max_tool_calls,
             num_retries=self.num_retries,
+            retry_policy=self.retry_policy,
             respect_context_window=self.respect_context_window,
             max_context_messages=self.max_context_messages,
             default_model=self.model,
