@@ -232,3 +232,17 @@ async def test_model_failure_details_reach_the_error_insight() -> None:
     engine.register_agent(DynamicAgent(dynamic_config()))
     response = await engine.process_turn(make_context())
     assert "ConnectionError: provider down" in response.insights[0].content
+
+
+def test_an_agent_moved_to_another_engine_uses_that_engines_client() -> None:
+    first, second = AgentEngine(adapter=ScriptedAdapter()), AgentEngine(adapter=ScriptedAdapter())
+    agent = DynamicAgent(dynamic_config())
+    first.register_agent(agent)
+    assert agent.llm is first.llm_client
+    first.unregister_agent(agent.config.id)
+    second.register_agent(agent)
+    assert agent.llm is second.llm_client
+    own = DynamicAgent(dynamic_config(), adapter=ScriptedAdapter())
+    second.register_agent(DynamicAgent(dynamic_config("Other")))
+    first.register_agent(own)
+    assert isinstance(own.llm, LLMClient) and own.llm is not first.llm_client

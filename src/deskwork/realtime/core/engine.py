@@ -24,6 +24,7 @@ import asyncio
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,6 +61,9 @@ if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
 
 __all__ = ["MAX_PHASES", "AgentConfigurationError", "AgentEngine", "RealtimeTurn"]
+
+_ENGINE_CLIENTS: weakref.WeakSet[LLMClient] = weakref.WeakSet()
+"""LLM clients created by engines (replaced when an agent moves to another engine)."""
 
 MAX_PHASES: Final = 5
 """Deepest event chain a turn may run (phase 1 plus up to four event phases)."""
@@ -130,6 +134,7 @@ class AgentEngine:
         self._registry_lock = threading.Lock()
         self.llm_client = LLMClient(adapter_provider=self.get_adapter)
         """The LLM client given to registered agents that have none (over ``get_adapter``)."""
+        _ENGINE_CLIENTS.add(self.llm_client)
 
     def turn(
         self,
@@ -211,7 +216,7 @@ class AgentEngine:
             )
         agent.clock = self.clock
         agent.adapter_provider = self.get_adapter
-        if agent.llm is None:
+        if agent.llm is None or agent.llm in _ENGINE_CLIENTS:  # none, or another engine's
             agent.llm = self.llm_client
 
     def unregister_agent(self, agent_id: str) -> bool:
