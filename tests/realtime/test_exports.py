@@ -18,6 +18,7 @@ MODULES = [
     "deskwork.realtime.core.callbacks",
     "deskwork.realtime.core.engine",
     "deskwork.realtime.core.events",
+    "deskwork.realtime.core.llm",
     "deskwork.realtime.library",
     "deskwork.realtime.library.output_formats",
     "deskwork.realtime.utils",
