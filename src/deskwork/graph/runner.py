@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability, Interrupt
 
@@ -94,9 +95,8 @@ class GraphRunner:
     ) -> tuple[Report, RunState]:
         """Continue an interrupted graph: ``decision`` answers its pending ``interrupt()``."""
         job = job or Job.from_state(state.job)
-        self._graph(config)
-        saver = self._bound[1].checkpointer if self._bound is not None else None
-        if not isinstance(saver, RunStoreSaver) or saver.get_tuple(_thread(config)) is None:
+        saver = self._graph(config).checkpointer
+        if not isinstance(saver, BaseCheckpointSaver) or saver.get_tuple(_thread(config)) is None:
             error = f"run {config.run_id} has no stored graph checkpoint to resume from"
             return _failed(config, [error]), _state(self, config, job, "failed", state.metrics)
         ids = list(state.payload.get("interrupt_ids", []))
@@ -140,18 +140,31 @@ class GraphRunner:
                     graph_input,
                     self._run_config(config),
                     stream_mode=["tasks", "updates", "values"],
-                    durability=self.durability,
+                    durability=self.durability if _saves(graph) else None,
                 ):
                     self._observe(config, progress, mode, chunk)
         except Exception as exc:
             error = f"{type(exc).__name__}: {redact_text(str(exc))}"
-            config.emit("graph.failed", self.name, {"error": error, "node": progress.failed_node})
-            report = _failed(config, [error])
-            report.metrics = progress.metrics
-            return report, _state(self, config, job, "failed", progress.metrics)
+            return self._failed(config, job, progress, error)
+        if progress.interrupts and not _saves(graph):
+            store = type(config.desk.run_store if config.desk else None).__name__
+            error = (
+                f"the graph called interrupt() but the run store ({store}) keeps no graph"
+                " checkpoints, so it could never resume: use the SQLite, in-memory or"
+                " PostgreSQL run store"
+            )
+            return self._failed(config, job, progress, error)
         if progress.interrupts:
             return self._paused(config, job, progress)
         return self._completed(config, job, progress)
+
+    def _failed(
+        self, config: RunConfig, job: Job, progress: _Progress, error: str
+    ) -> tuple[Report, RunState]:
+        config.emit("graph.failed", self.name, {"error": error, "node": progress.failed_node})
+        report = _failed(config, [error])
+        report.metrics = progress.metrics
+        return report, _state(self, config, job, "failed", progress.metrics)
 
     def _observe(self, config: RunConfig, progress: _Progress, mode: str, chunk: Any) -> None:
         if mode == "values":
@@ -292,6 +305,10 @@ def _compiled(graph: Any) -> Pregel[Any, Any, Any, Any]:
     raise ConfigurationError(
         f"GraphRunner needs a compiled LangGraph graph, got {type(graph).__name__}"
     )
+
+
+def _saves(graph: Pregel[Any, Any, Any, Any]) -> bool:
+    return isinstance(graph.checkpointer, BaseCheckpointSaver)
 
 
 def _keeps_checkpoints(store: RunStore) -> bool:

@@ -18,8 +18,9 @@ from deskwork.graph._events import emit_graph_event
 from deskwork.graph.core.exceptions import ConfigurationError
 from deskwork.graph.core.state import OrchestratorState
 from deskwork.graph.runner import GraphRunner
-from deskwork.store import InMemoryRunStore
+from deskwork.store import InMemoryRunStore, RunStore
 from deskwork.store.sqlite import SQLiteRunStore
+from deskwork.testing import ScriptedAdapter
 
 SECRET = "sk-live-0123456789abcdef"
 
@@ -73,7 +74,7 @@ def _chat_graph() -> Any:
 
 def _desk(tmp_path: Path | None = None) -> Desk:
     store = SQLiteRunStore(tmp_path / "deskwork.db") if tmp_path else InMemoryRunStore()
-    return Desk(run_store=store)
+    return Desk(run_store=store, adapter=ScriptedAdapter())  # graphs here call no model
 
 
 def test_graph_runs_through_the_desk_with_node_events_in_the_run_store() -> None:
@@ -238,3 +239,21 @@ def test_exit_durability_writes_fewer_checkpoints_and_still_resumes() -> None:
         done = desk.resume(paused.run_id, "ok", runner=runner)
         assert done.data == {"log": ["plan", "act", "check:ok"]}, done.errors
     assert counts["exit"] < counts["async"]
+
+
+class _NoCheckpoints(InMemoryRunStore):
+    """A run store that keeps no graph checkpoints (the RunStore defaults)."""
+
+    put_checkpoint_items = RunStore.put_checkpoint_items
+    get_checkpoint_items = RunStore.get_checkpoint_items
+    delete_checkpoint_items = RunStore.delete_checkpoint_items
+
+
+def test_a_store_without_checkpoints_runs_graphs_but_an_interrupt_fails_clearly() -> None:
+    desk = Desk(run_store=_NoCheckpoints(), adapter=ScriptedAdapter())
+    done = desk.run(GraphRunner(_counter_graph()), Job(input={"log": []}))
+    assert done.status == "completed" and done.data == {"log": ["plan", "act", "check"]}
+    report = desk.run(GraphRunner(_counter_graph(ask_in="act")), Job(input={"log": []}))
+    assert report.status == "failed"
+    assert "keeps no graph checkpoints" in report.errors[0]
+    assert "_NoCheckpoints" in report.errors[0]
