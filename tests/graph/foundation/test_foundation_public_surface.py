@@ -69,9 +69,6 @@ def test_testing_re_exports_the_in_memory_session_manager() -> None:
     assert testing.InMemorySessionManager is graph.InMemorySessionManager
 
 
-@pytest.mark.xfail(
-    strict=False, reason="observability/middleware.py (agents helper) may not be written yet"
-)
 def test_observability_exports_the_middleware_lazily() -> None:
     observability = importlib.import_module("deskwork.graph.observability")
     middleware = observability.OpenTelemetryMiddleware
