@@ -85,7 +85,7 @@ def test_run_round_trip(run_store: RunStore) -> None:
 
 
 def test_run_records_its_runner_and_owner_process(run_store: RunStore) -> None:
-    run_store.create_run("r", None, runner="analyst")
+    run_store.begin_run("r", None, runner="analyst")  # what the desk calls
     record = run_store.get_run("r")
     assert record is not None and record.runner == "analyst"
     assert record.owner is not None and record.owner.pid == os.getpid()

@@ -304,7 +304,7 @@ class Desk:
         config.budget = Budget.open(
             self.max_cost_usd, job.max_cost_usd, parent=current_budget.get()
         )
-        self.run_store.create_run(run_id, redact(job.to_state()), runner=runner.name)
+        self.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
         _remember(self._live_jobs, run_id, job)
         config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
         return await self._complete(runner, config, runner.arun(config, job))

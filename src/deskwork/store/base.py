@@ -18,14 +18,20 @@ class RunStore(ABC):
     """Persists run records, resume state and the ordered event log of each run."""
 
     @abstractmethod
-    def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
-        """Record a new run with status ``running``, owned by this process.
+    def create_run(self, run_id: str, input_payload: Any) -> None:
+        """Record a new run with status ``running``.
 
-        Args:
-            run_id: the new run's id.
-            input_payload: the job as JSON-able data.
-            runner: the name of the runner (``deskwork runs --runner`` filters on it).
+        The built-in stores also accept ``runner=NAME`` and record the owning process.
         """
+
+    def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        """Record a new run started by the runner named ``runner`` (the desk calls this).
+
+        The default calls :meth:`create_run` without the runner, so custom stores written
+        against the two-argument ``create_run`` keep working; the built-in stores record
+        the runner (``deskwork runs --runner`` filters on it) and the owning process.
+        """
+        self.create_run(run_id, input_payload)
 
     @abstractmethod
     def update_run(

@@ -47,6 +47,9 @@ class InMemoryRunStore(RunStore):
         self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.Lock()
 
+    def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        self.create_run(run_id, input_payload, runner=runner)
+
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()

@@ -251,6 +251,9 @@ class PostgresRunStore(_PostgresStore, RunStore):
             ).fetchall()
         return {str(row[0]): str(row[1]) for row in rows}
 
+    def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        self.create_run(run_id, input_payload, runner=runner)
+
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         now = utc_now()
         owner = current_owner().model_dump_json()
