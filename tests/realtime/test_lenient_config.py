@@ -128,14 +128,18 @@ def test_numbers_are_clamped_or_unset_with_one_warning_each(
 def test_numeric_strings_from_a_database_are_accepted(caplog: pytest.LogCaptureFixture) -> None:
     config = dynamic_config(
         trigger_config={"mode": "interval", "trigger_interval": "60", "cooldown": "5"},
-        model_config={"max_tokens": "200"},
+        model_config={"max_tokens": "200", "temperature": "0.3"},
         priority="3",
+        model="openai/gpt-4.1-mini",  # 2.6 also reads model and context_turns at the top
+        context_turns=2,
     )
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         agent = DynamicAgent(config)
     assert problems(caplog) == []
     assert (agent.config.trigger_interval, agent.config.cooldown) == (60, 5)
     assert (agent.config.max_tokens, agent.config.priority) == (200, 3)
+    assert (agent.config.model, agent.config.temperature) == ("openai/gpt-4.1-mini", 0.3)
+    assert agent.settings.llm.context_turns == 2
 
 
 def test_unknown_output_format_and_event_without_subscriptions(

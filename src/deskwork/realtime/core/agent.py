@@ -117,7 +117,7 @@ class AgentConfig(BaseModel):
     _conditions: TriggerConditions | None = PrivateAttr(default=None)
     _problems: list[ConfigProblem] = PrivateAttr(default_factory=list)
 
-    def __init__(self, _problem_log: ProblemLog | None = None, **data: Any) -> None:
+    def __init__(self, *, _problem_log: ProblemLog | None = None, **data: Any) -> None:
         """Validate the configuration (strict, or lenient with ``strict=False``).
 
         ``_problem_log`` is for loaders (``DynamicAgent``) that collect the problems of a

@@ -177,7 +177,11 @@ def repair_config(raw: Mapping[str, Any], log: ProblemLog) -> dict[str, Any]:
     """Fix (and record in ``log``) the values lenient loading repairs; return a new dict."""
     out = dict(raw)
     out["trigger_config"] = _repair_trigger(_section(raw, "trigger_config", log), log)
-    out["model_config"] = _repair_model(_section(raw, "model_config", log), log)
+    model = _section(raw, "model_config", log)
+    for key in ("model", "context_turns"):  # 2.6 also reads these at the top level
+        if key not in model and key in raw:
+            model[key] = raw[key]
+    out["model_config"] = _repair_model(model, log)
     if "priority" in out:
         out["priority"] = _integer(out["priority"], "priority", log)
     if "timeout" in out:
@@ -238,20 +242,20 @@ def _cooldown(value: Any, log: ProblemLog) -> float:
 
 
 def _repair_model(model: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
-    if not isinstance(model.get("model", DEFAULT_MODEL), str) or not model.get("model", "x"):
-        log.add("model_config.model", f"must be a model name, not {model['model']!r}", "using "
-                f"{DEFAULT_MODEL!r}")  # fmt: skip
+    name = model.get("model", DEFAULT_MODEL)
+    if not isinstance(name, str) or not name.strip():
+        message = f"must be a model name, not {name!r}"
+        log.add("model_config.model", message, f"using {DEFAULT_MODEL!r}")
         model["model"] = DEFAULT_MODEL
     turns = model.get("context_turns")
     if turns is not None and not (_is_int(turns) and turns >= 0):
         clamped = 0 if _is_int(turns) else 6
-        log.add("model_config.context_turns", f"must be an integer >= 0, not {turns!r}",
-                f"using {clamped}")  # fmt: skip
+        message = f"must be an integer >= 0, not {turns!r}"
+        log.add("model_config.context_turns", message, f"using {clamped}")
         model["context_turns"] = clamped
-    temperature = model.get("temperature")
-    if temperature is not None and not isinstance(temperature, int | float):
-        log.add("model_config.temperature", f"must be a number, not {temperature!r}", "ignored")
-        model["temperature"] = None
+    model["temperature"] = positive_number(
+        model.get("temperature"), "model_config.temperature", log, allow_zero=True
+    )
     effort = model.get("reasoning_effort")
     if effort is not None and not isinstance(effort, str):
         log.add("model_config.reasoning_effort", f"must be a string, not {effort!r}", "ignored")
