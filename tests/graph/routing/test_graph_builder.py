@@ -7,6 +7,7 @@ from typing import Any, NotRequired
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
+from structlog.testing import capture_logs
 
 from deskwork.graph._events import graph_emitter
 from deskwork.graph.agents.base import BaseAgent
@@ -298,6 +299,17 @@ class TestTopologyGraph:
         state: dict[str, Any] = {**create_initial_state("x"), "ticket_id": "T-1"}
         result = await graph.ainvoke(state)
         assert result["ticket_id"] == "T-1"
+
+
+def test_inconsistent_topology_is_logged_at_build_time() -> None:
+    # "researcher" is in the topology but not in the graph; "orphan" has no inbound edge
+    with capture_logs() as logs:
+        build_hub_spoke_graph(
+            make_supervisor(), {"greeter": Worker("greeter"), "orphan": Worker("orphan")}, HUB
+        )
+    warnings = [e["warning"] for e in logs if e["event"] == "topology_warning"]
+    assert any("unknown agent 'researcher'" in w for w in warnings)
+    assert any("'orphan' is unreachable" in w for w in warnings)
 
 
 class TestBuilderErrors:

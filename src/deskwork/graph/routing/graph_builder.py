@@ -59,7 +59,7 @@ def build_hub_spoke_graph(
     if supervisor_name in agents:
         raise ConfigurationError(f"agents must not contain the supervisor {supervisor_name!r}")
     nodes = {supervisor_name: supervisor, **_checked_agents(agents)}
-    builder = _new_builder(state_schema, nodes)
+    builder = _new_builder(state_schema, nodes, topology)
     builder.add_edge(START, supervisor_name)
     _add_router(builder, topology, supervisor_name, set(nodes))
     for name in agents:
@@ -84,7 +84,7 @@ def build_topology_graph(
         raise ConfigurationError(
             f"entry_point {entry_point!r} is not one of the agents {sorted(nodes)}"
         )
-    builder = _new_builder(state_schema, nodes)
+    builder = _new_builder(state_schema, nodes, topology)
     builder.add_edge(START, entry_point)
     for name in nodes:
         _add_router(builder, topology, name, set(nodes))
@@ -146,8 +146,10 @@ def _add_router(
 
 
 def _new_builder(
-    state_schema: type[Any], nodes: Mapping[str, Any]
+    state_schema: type[Any], nodes: Mapping[str, Any], topology: TopologyResolver
 ) -> StateGraph[Any, Any, Any, Any]:
+    for warning in topology.validate(nodes):
+        logger.warning("topology_warning", warning=warning, nodes=sorted(nodes))
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
     for name, agent in nodes.items():
         builder.add_node(name, _node_callable(agent))
