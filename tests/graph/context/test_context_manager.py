@@ -494,3 +494,14 @@ async def test_a_failed_rehydrate_keeps_the_previous_session_slots() -> None:
         await m.hydrate("s2")
     assert m.shared_values() == {"topic": "kept"}
     await m.flush("s1")  # still bound to s1
+
+
+async def test_persistence_errors_do_not_repeat_secrets() -> None:
+    class Leaky(InMemorySlotPersistence):
+        async def load_session_slots(self, session_id: str) -> list[Slot]:
+            raise ConnectionError("auth failed: password=hunter2 api_key=sk-abcdefghijkl")
+
+    with pytest.raises(SlotPersistenceError) as info:
+        await manager(Leaky()).hydrate("s1")
+    assert "hunter2" not in str(info.value) and "sk-abcdefghijkl" not in str(info.value)
+    assert "ConnectionError" in str(info.value)

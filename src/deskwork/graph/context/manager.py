@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from deskwork.core.redact import redact_text
 from deskwork.graph.context.eviction import EvictionStrategy, eviction_strategy_for
 from deskwork.graph.context.slots import TIER_RANK, Slot, SlotPool, SlotTier
 from deskwork.graph.core.exceptions import SlotPersistenceError
@@ -362,8 +363,9 @@ class SlotManager:
         except SlotPersistenceError:
             raise
         except Exception as exc:
+            detail = redact_text(str(exc))
             raise SlotPersistenceError(
-                f"slot persistence {operation} failed: {type(exc).__name__}: {exc}"
+                f"slot persistence {operation} failed: {type(exc).__name__}: {detail}"
             ) from exc
 
     # -- serialization -------------------------------------------------------------------

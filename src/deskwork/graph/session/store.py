@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from deskwork.core.redact import redact_text
 from deskwork.graph.core.exceptions import SessionManagerError
 from deskwork.graph.session import _rules
 from deskwork.graph.session.interface import SessionManager
@@ -100,7 +101,7 @@ class StoreSessionManager(SessionManager):
         except Exception as exc:
             raise SessionManagerError(
                 f"session store {getattr(call, '__name__', 'call')} failed:"
-                f" {type(exc).__name__}: {exc}"
+                f" {type(exc).__name__}: {redact_text(str(exc))}"
             ) from exc
 
     def _messages_scope(self, session_id: str) -> str:
