@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCallChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
@@ -98,6 +98,46 @@ class DeskworkChatModel(BaseChatModel):
         """This model with ``tools`` (LangChain tools, functions, schemas) sent on every call."""
         formatted = [convert_to_openai_tool(item) for item in tools]
         return self.bind(tools=formatted, tool_choice=_tool_choice(tool_choice), **kwargs)
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        include_raw: bool = False,
+        method: str = "function_calling",
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        """A runnable returning ``schema`` instances.
+
+        ``method="function_calling"`` (the default) asks for a tool call (LangChain's way);
+        ``method="json_schema"`` uses deskwork's structured output: a JSON-schema response
+        format, validation, and retries with the validation error (``schema`` must then be a
+        Pydantic model or a type ``pydantic.TypeAdapter`` accepts).
+        """
+        if method != "json_schema":
+            return super().with_structured_output(schema, include_raw=include_raw, **kwargs)
+        if include_raw or isinstance(schema, dict):
+            raise ValueError("method='json_schema' takes a Pydantic/typed schema, no include_raw")
+
+        async def parse(model_input: LanguageModelInput) -> Any:
+            adapter, model = self._target()
+            messages = to_provider(self._convert_input(model_input).to_messages())
+            started = time.perf_counter()
+            try:
+                response = await adapter.astructured_complete(
+                    model=model, messages=messages, response_schema=schema,
+                    temperature=self.temperature, max_tokens=self.max_tokens,
+                )  # fmt: skip
+            except Exception as exc:
+                _failed(model, exc)
+                raise
+            _completed(model, response.usage, response.cost, started)
+            return response.parsed
+
+        def parse_sync(model_input: LanguageModelInput) -> Any:
+            return run_sync(parse(model_input), api="invoke")
+
+        return RunnableLambda(parse_sync, afunc=parse, name="DeskworkStructuredOutput")
 
     # -- calls --------------------------------------------------------------------------
 

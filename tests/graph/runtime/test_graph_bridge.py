@@ -18,7 +18,7 @@ from deskwork.graph.llm import DeskworkChatModel
 from deskwork.graph.runner import GraphRunner
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import OpenAICompatServer, ScriptedAdapter, ServerReply
-from deskwork.testing.scripted import Turn, call_tool, fail, reply
+from deskwork.testing.scripted import Turn, call_tool, fail, reply, structured
 
 API_KEY = "sk-test-secret-0123456789"
 
@@ -76,6 +76,23 @@ async def test_with_structured_output_returns_the_model_instance() -> None:
     route = await router.ainvoke("my invoice is wrong")
     assert route == Route(next_agent="billing", reason="invoice")
     assert adapter.calls[0]["tool_choice"] == "required"
+
+
+async def test_json_schema_structured_output_validates_and_retries() -> None:
+    adapter = ScriptedAdapter(
+        [reply('{"next_agent": "billing"}'), structured({"next_agent": "billing", "reason": "x"})]
+    )
+    router = DeskworkChatModel(model="m", adapter=adapter).with_structured_output(
+        Route, method="json_schema"
+    )
+    assert await router.ainvoke("route me") == Route(next_agent="billing", reason="x")
+    assert len(adapter.calls) == 2  # the first reply missed a field: retried with the error
+    assert adapter.calls[0]["response_format"]["type"] == "json_schema"
+    assert "reason" in adapter.calls[1]["messages"][-1]["content"]
+    with pytest.raises(ValueError, match="json_schema"):
+        DeskworkChatModel(model="m", adapter=adapter).with_structured_output(
+            {"type": "object"}, method="json_schema"
+        )
 
 
 async def test_astream_yields_text_pieces_and_usage() -> None:
