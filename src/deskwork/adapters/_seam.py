@@ -7,12 +7,13 @@ it owns retries: one policy for every adapter (see ``_retry``).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from deskwork.adapters._retry import RetryListener, RetryPolicy, with_retries
+from deskwork.adapters._retry import RetryListener, RetryPolicy, is_transient, with_retries
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk, assemble_stream
 from deskwork.exceptions import DeskworkError
 
@@ -43,6 +44,8 @@ class CallPolicy:
     retries: int = 0
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     on_retry: RetryListener | None = None
+    on_stream_fallback: Callable[[BaseException], None] | None = None
+    """Called when a stream failed before its first chunk and a plain call is made instead."""
 
 
 async def acomplete(
@@ -52,16 +55,35 @@ async def acomplete(
 
     The adapter is told ``num_retries=0`` (its client must not retry too). A stream is
     started before it is returned: a stream failing before its first chunk is retried like a
-    failed call.
+    failed call and, if the error is not transient (a provider or adapter that cannot stream,
+    say), replaced once by a non-streaming call. A plain iterator of chunks is accepted as a
+    stream.
 
     Raises:
         AdapterContractError: the adapter returned neither a response nor a chunk stream.
     """
     calls = calls or CallPolicy()
     params = {**params, "num_retries": 0}
+    try:
+        return await with_retries(
+            lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
+        )
+    except Exception as exc:
+        if not params.get("stream") or not _may_fall_back(exc):
+            raise
+        if calls.on_stream_fallback is not None:
+            calls.on_stream_fallback(exc)
+    plain = {**params, "stream": False, "stream_options": None}
     return await with_retries(
-        lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
+        lambda: _start(adapter, plain), calls.retries, calls.policy, calls.on_retry
     )
+
+
+def _may_fall_back(error: Exception) -> bool:
+    """A stream that failed for a reason a plain call may not share."""
+    from deskwork.runtime.context import is_context_limit_error
+
+    return not (is_transient(error) or is_context_limit_error(error))
 
 
 async def _start(
@@ -74,7 +96,22 @@ async def _start(
         return result
     if hasattr(result, "__aiter__"):
         return await _first_chunk_read(_checked(adapter, result))
+    if isinstance(result, Iterable) and not isinstance(result, str | bytes | Mapping):
+        return await _first_chunk_read(_checked(adapter, _from_sync(result)))
     raise AdapterContractError(_wrong_type(adapter, "acomplete", result, _EXPECTED))
+
+
+async def _from_sync(chunks: Iterable[Any]) -> AsyncIterator[Any]:
+    """A plain iterator of chunks as a stream; a lazy one (a sync client's stream, which may
+    block on the network) is advanced in a worker thread, off the event loop."""
+    if isinstance(chunks, list | tuple):
+        for chunk in chunks:
+            yield chunk
+        return
+    iterator = iter(chunks)
+    done = object()
+    while (chunk := await asyncio.to_thread(next, iterator, done)) is not done:
+        yield chunk
 
 
 async def _first_chunk_read(stream: AsyncIterator[StreamChunk]) -> AsyncIterator[StreamChunk]:
@@ -131,13 +168,26 @@ async def astructured(
     calls = calls or CallPolicy()
     params = {**params, "num_retries": 0}
     result: Any = await with_retries(
-        lambda: adapter.astructured_complete(**params),
-        calls.retries,
-        calls.policy,
-        calls.on_retry,
+        lambda: _structured_once(adapter, params), calls.retries, calls.policy, calls.on_retry
     )
     if not isinstance(result, ModelResponse):
         raise AdapterContractError(
-            _wrong_type(adapter, "astructured_complete", result, "a ModelResponse")
+            _wrong_type(adapter, _structured_method(adapter), result, "a ModelResponse")
         )
     return result
+
+
+def _structured_method(adapter: BaseModelAdapter) -> str:
+    """``structured_complete`` for an adapter that implements only the sync hook."""
+    cls = type(adapter)
+    sync_only = (
+        cls.structured_complete is not BaseModelAdapter.structured_complete
+        and cls.astructured_complete is BaseModelAdapter.astructured_complete
+    )
+    return "structured_complete" if sync_only else "astructured_complete"
+
+
+async def _structured_once(adapter: BaseModelAdapter, params: dict[str, Any]) -> Any:
+    if _structured_method(adapter) == "structured_complete":  # run the sync hook off the loop
+        return await asyncio.to_thread(lambda: adapter.structured_complete(**params))
+    return await adapter.astructured_complete(**params)

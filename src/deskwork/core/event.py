@@ -44,6 +44,7 @@ class EventType(StrEnum):
     LLM_COMPLETED = "llm.completed"
     LLM_FAILED = "llm.failed"
     LLM_RETRY = "llm.retry"
+    LLM_STREAM_FALLBACK = "llm.stream_fallback"
 
 
 class Event(DeskworkModel):

@@ -49,7 +49,8 @@ def _common_params(run: WorkerRun) -> dict[str, Any]:
 
 
 def _calls(run: WorkerRun) -> seam.CallPolicy:
-    """The desk's retries for this run's model calls; each retry emits ``llm.retry``."""
+    """The desk's retries for this run's model calls; each retry emits ``llm.retry``, a
+    stream replaced by a plain call ``llm.stream_fallback``."""
 
     def on_retry(retry: int, wait: float, error: BaseException) -> None:
         run.emit(
@@ -63,7 +64,19 @@ def _calls(run: WorkerRun) -> seam.CallPolicy:
             },
         )
 
-    return seam.CallPolicy(run.config.num_retries, run.config.retry_policy, on_retry)
+    def on_stream_fallback(error: BaseException) -> None:
+        run.emit(
+            EventType.LLM_STREAM_FALLBACK,
+            {
+                "model": run.model,
+                "error_type": type(error).__name__,
+                "error_message": redact_text(str(error))[:2000],
+            },
+        )
+
+    return seam.CallPolicy(
+        run.config.num_retries, run.config.retry_policy, on_retry, on_stream_fallback
+    )
 
 
 async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> ModelResponse:
