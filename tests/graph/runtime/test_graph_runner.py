@@ -257,3 +257,38 @@ def test_a_store_without_checkpoints_runs_graphs_but_an_interrupt_fails_clearly(
     assert report.status == "failed"
     assert "keeps no graph checkpoints" in report.errors[0]
     assert "_NoCheckpoints" in report.errors[0]
+
+
+def test_parallel_interrupts_are_answered_together_or_one_by_one() -> None:
+    def make(name: str) -> Any:
+        def node(state: Counter) -> dict[str, Any]:
+            return {"log": [f"{name}:{interrupt(f'{name}?')}"]}
+
+        return node
+
+    builder = StateGraph(Counter)
+    builder.add_node("left", make("left"))
+    builder.add_node("right", make("right"))
+    builder.add_edge(START, "left")
+    builder.add_edge(START, "right")
+    builder.add_edge("left", END)
+    builder.add_edge("right", END)
+    runner = GraphRunner(builder.compile())
+    desk = _desk()
+
+    paused = desk.run(runner, Job(input={"log": []}))
+    assert paused.pending_action is not None
+    ids = paused.pending_action.metadata["interrupt_ids"]
+    assert len(ids) == 2
+    same = desk.resume(paused.run_id, "ok", runner=runner)
+    assert sorted(same.data["log"]) == ["left:ok", "right:ok"], same.errors
+
+    paused = desk.run(runner, Job(input={"log": []}))
+    first, second = paused.pending_action.metadata["interrupt_ids"]  # type: ignore[union-attr]
+    half = desk.resume(paused.run_id, {first: "a"}, runner=runner)
+    assert half.status == "paused", half.errors  # the other interrupt still waits
+    assert half.pending_action is not None
+    assert half.pending_action.metadata["interrupt_ids"] == [second]
+    done = desk.resume(half.run_id, "b", runner=runner)
+    assert done.status == "completed", done.errors
+    assert sorted(x.split(":")[1] for x in done.data["log"]) == ["a", "b"]
