@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -176,3 +177,22 @@ def test_include_raw_with_malformed_tool_arguments() -> None:
     output = {"raw": raw, "parsed": None, "parsing_error": None}
     with pytest.raises(MalformedResponseError, match="could not be parsed: malformed tool arg"):
         parse_structured_response(output)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<thought>x" * 50_000, '<action type="x' * 50_000, "<thought>x</thought>" * 50_000],
+    ids=["unclosed-thoughts", "unclosed-action-types", "many-thoughts"],
+)
+def test_pathological_replies_parse_in_linear_time(text: str) -> None:
+    # A backtracking parser takes minutes on these; a linear one, milliseconds.
+    started = time.perf_counter()
+    with pytest.raises(MalformedResponseError):
+        parse_xml_response(text)
+    assert time.perf_counter() - started < 2.0
+
+
+def test_broken_action_tag_gets_no_misleading_hint() -> None:
+    with pytest.raises(MalformedResponseError) as info:
+        parse_xml_response('<action type="unterminated>{}</action>')
+    assert "inside <thought>" not in str(info.value)

@@ -27,10 +27,10 @@ __all__ = [
     "parse_xml_response",
 ]
 
-_THOUGHT = re.compile(r"<thought\s*>(.*?)</thought\s*>", re.S | re.I)
 _OPEN_THOUGHT = re.compile(r"<thought\s*>", re.I)
+_CLOSE_THOUGHT = re.compile(r"</thought\s*>", re.I)
 _ACTION_OPEN = re.compile(
-    r"<action\s+type\s*=\s*(?P<q>[\"'])(?P<type>.*?)(?P=q)\s*(?P<end>/?)>", re.S | re.I
+    r"<action\s+type\s*=\s*(?P<q>[\"'])(?P<type>[^\"'<>\r\n]{0,200})(?P=q)\s*(?P<end>/?)>", re.I
 )
 _ACTION_CLOSE = re.compile(r"</action\s*>", re.I)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.S)
@@ -58,17 +58,23 @@ def message_text(message: Any) -> str:
 
 
 def _split_thought(text: str) -> tuple[str, str]:
-    """``(thought, text without any thought block)``."""
-    thoughts = [m.strip() for m in _THOUGHT.findall(text)]
-    rest = _THOUGHT.sub(" ", text)
-    unclosed = _OPEN_THOUGHT.search(rest)
-    if unclosed:  # "<thought>... <action ...>": the thought runs up to the action
-        after = rest[unclosed.end() :]
-        action = _ACTION_OPEN.search(after)
-        cut = action.start() if action else len(after)
-        thoughts.append(after[:cut].strip())
-        rest = rest[: unclosed.start()] + " " + after[cut:]
-    return "\n".join(t for t in thoughts if t), rest
+    """``(thought, text without any thought block)``, in one left-to-right scan."""
+    thoughts: list[str] = []
+    rest: list[str] = []
+    pos = 0
+    while (opening := _OPEN_THOUGHT.search(text, pos)) is not None:
+        rest.append(text[pos : opening.start()])
+        closing = _CLOSE_THOUGHT.search(text, opening.end())
+        if closing is None:  # "<thought>... <action ...>": the thought runs up to the action
+            action = _ACTION_OPEN.search(text, opening.end())
+            cut = action.start() if action else len(text)
+            thoughts.append(text[opening.end() : cut].strip())
+            pos = cut
+            break
+        thoughts.append(text[opening.end() : closing.start()].strip())
+        pos = closing.end()
+    rest.append(text[pos:])
+    return "\n".join(t for t in thoughts if t), " ".join(rest)
 
 
 def _parse_params(body: str, action: str) -> dict[str, Any]:
@@ -112,7 +118,8 @@ def parse_xml_response(text: str) -> ReactParsedResponse:
     thought, rest = _split_thought(text)
     opening = _ACTION_OPEN.search(rest)
     if opening is None:
-        hint = " (an <action> inside <thought> does not count)" if "<action" in text else ""
+        inside = _ACTION_OPEN.search(text) is not None
+        hint = " (an <action> inside <thought> does not count)" if inside else ""
         raise MalformedResponseError(f'the reply has no <action type="..."> element{hint}')
     action = _check_action_name(opening.group("type"))
     if opening.group("end"):  # <action type="x"/>
