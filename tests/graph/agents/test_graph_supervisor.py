@@ -3,6 +3,7 @@ self-loops, LLM failures, streaming and ReAct mode, all with scripted models."""
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from deskwork.graph.agents.supervisor import SupervisorAgent
 from deskwork.graph.config.schema import (
     AgentConfig,
     RetryConfig,
+    TimeoutConfig,
     TopologyConfig,
     TopologyEdgeConfig,
 )
@@ -215,6 +217,18 @@ class TestLLMFailures:
         llm = MockLLM(raise_on_call=ValueError("provider said no"))
         with pytest.raises(LLMInvocationError, match="provider said no"):
             await supervisor(llm).invoke(make_test_state())
+
+    async def test_llm_call_timeout_applies(self) -> None:
+        class SlowLLM(MockLLM):
+            async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
+                await asyncio.sleep(5)
+                return await super()._agenerate(*args, **kwargs)
+
+        agent = supervisor(
+            SlowLLM(responses=["greeter"]), timeout_config=TimeoutConfig(llm_call_seconds=0.02)
+        )
+        with pytest.raises(LLMInvocationError, match="TimeoutError"):
+            await agent.process(make_test_state())
 
     async def test_transient_errors_are_retried(self) -> None:
         llm = MockLLM(responses=[TimeoutError("flaky"), "greeter"])
