@@ -307,6 +307,17 @@ class TestLoader:
         with pytest.raises(ConfigLoadError, match="cannot read"):
             load_config(tmp_path)
 
+    def test_non_utf8_file_is_unreadable(self, tmp_path: Path) -> None:
+        path = tmp_path / "latin1.yaml"
+        path.write_bytes("agents: caf\xe9".encode("latin-1"))
+        with pytest.raises(ConfigLoadError, match="cannot read"):
+            load_config(path)
+
+    def test_relative_str_path(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        (tmp_path / "config.yaml").write_text(MINIMAL_YAML, encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        assert load_config("config.yaml").agents[1].name == "greeter"
+
     def test_invalid_yaml_raises_config_load_error(self) -> None:
         with pytest.raises(ConfigLoadError, match="not valid YAML"):
             load_config_from_string("agents: [unclosed")
