@@ -11,8 +11,9 @@ middleware (metrics, tenant isolation, circuit breaking, memory injection, traci
 
 Every name below is loaded on first use, so ``import deskwork.graph`` stays cheap; it fails
 with :class:`deskwork.exceptions.MissingExtraError` when the extra is not installed.
-A compiled graph runs on its own (``graph.ainvoke``) or through a desk (``desk.run(job,
-runner=graph)``, see :class:`GraphRunner`) with run records, events and checkpoints.
+A compiled graph runs on its own (``await graph.ainvoke(state)``) or through a desk
+(``desk.run(graph, "Hello")``, see :class:`GraphRunner`) with run records, events and
+checkpoints.
 """
 
 from __future__ import annotations
