@@ -11,6 +11,8 @@
 
 ``current_agent`` in the update is ``response.next_agent`` when the agent hands off, or the agent's
 own name when it terminates (``next_agent=None``), the sentinel the graph builders turn into END.
+The AI message's ``response_metadata`` carries ``request_id``, ``session_id``, ``user_id``,
+``langgraph_step``, ``langgraph_node``, ``token_usage`` and the ``slots_tier`` of updated slots.
 """
 
 from __future__ import annotations
