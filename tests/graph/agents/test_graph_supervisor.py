@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 
 from deskwork.graph._events import graph_emitter
+from deskwork.graph.agents._react_handlers import decide_handler
+from deskwork.graph.agents._routing import find_agent_mention
 from deskwork.graph.agents.supervisor import SupervisorAgent
 from deskwork.graph.config.schema import (
     AgentConfig,
@@ -30,6 +34,7 @@ from deskwork.graph.core.exceptions import (
 )
 from deskwork.graph.core.rate_limiting import RateLimiter, SemaphoreRateLimiter
 from deskwork.graph.knowledge import ReactTemplateManager
+from deskwork.graph.react import ReactExecutor
 from deskwork.graph.routing.topology import TopologyResolver
 from deskwork.graph.testing import MockLLM, make_test_state
 
@@ -346,6 +351,17 @@ class TestReactMode:
         assert usage["input_tokens"] == 10
         assert "Targets: greeter, researcher." in str(llm.calls[0][0].content)
 
+    async def test_a_ready_react_executor_is_used_as_is(self, tmp_path: Path) -> None:
+        llm = MockLLM(responses=[_xml("decide", '{"next_agent": "researcher"}')])
+        executor = ReactExecutor(
+            "supervisor", llm, _template_manager(tmp_path), {"decide": decide_handler}
+        )
+        agent = supervisor(MockLLM(), react_executor=executor)
+        response = await agent.process(make_test_state())
+        assert response.next_agent == "researcher"
+        assert response.content == "Routing to researcher."
+        assert llm.call_count == 1
+
     async def test_react_decision_outside_topology_falls_back(self, tmp_path: Path) -> None:
         llm = MockLLM(responses=[_xml("decide", '{"next_agent": "billing"}')])
         agent = supervisor(llm, template_manager=_template_manager(tmp_path))
@@ -368,3 +384,12 @@ class TestReactMode:
         assert "mode=simple" in repr(supervisor(MockLLM()))
         react = supervisor(MockLLM(), template_manager=_template_manager(tmp_path))
         assert "mode=react, targets=['greeter', 'researcher']" in repr(react)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.from_regex(r"[a-zA-Z][a-zA-Z0-9_-]{0,20}", fullmatch=True))
+def test_word_boundary_match_never_matches_inside_a_longer_name(name: str) -> None:
+    assert find_agent_mention(f"Please hand this to {name}.", [name]) == name
+    assert find_agent_mention(f"({name.upper()})", [name]) == name
+    for longer in (f"{name}x", f"{name}_2", f"{name}-eu", f"x{name}"):
+        assert find_agent_mention(f"send to {longer} now", [name]) is None

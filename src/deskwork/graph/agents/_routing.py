@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-__all__ = ["FINISH", "RouteChoice", "RouteDecision", "build_routing_prompt", "choose_route"]
+__all__ = [
+    "FINISH",
+    "RouteChoice",
+    "RouteDecision",
+    "build_routing_prompt",
+    "choose_route",
+    "find_agent_mention",
+]
 
 FINISH = "FINISH"
 """What the model answers to end the turn instead of routing."""
