@@ -23,6 +23,7 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.chat_models import agenerate_from_stream
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCallChunk
@@ -174,6 +175,9 @@ class DeskworkChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        run = _RUN.get()
+        if run is not None and run.stream:  # desk.run(..., stream=True): stream.token events
+            return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
         adapter, model = self._target()
         started = time.perf_counter()
         try:
@@ -224,8 +228,12 @@ class DeskworkChatModel(BaseChatModel):
             async for chunk in result:
                 chunks.append(chunk)
                 piece = _ai_chunk(chunk)
-                if run_manager is not None and chunk.content:
-                    await run_manager.on_llm_new_token(chunk.content, chunk=piece)
+                if chunk.content:
+                    emit_graph_event(
+                        "stream.token", model, {"token": chunk.content, "type": "content"}
+                    )
+                    if run_manager is not None:
+                        await run_manager.on_llm_new_token(chunk.content, chunk=piece)
                 yield piece
         except Exception as exc:
             _failed(model, exc)

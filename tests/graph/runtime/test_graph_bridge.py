@@ -139,6 +139,18 @@ def test_inside_a_desk_run_the_model_uses_the_desk_adapter_and_reports_usage() -
     assert report.metrics["total_tokens"] == 30
 
 
+def test_a_streaming_desk_run_records_stream_token_events() -> None:
+    adapter = ScriptedAdapter([reply("go to greeter"), reply("the final words")])
+    desk = Desk(model="m", adapter=adapter, run_store=InMemoryRunStore())
+    report = desk.run(GraphRunner(_chat_graph(DeskworkChatModel())), "q", stream=True)
+    assert report.status == "completed", report.errors
+    assert report.content == "the final words"
+    tokens = [e.payload["token"] for e in report.events if e.type == "stream.token"]
+    assert "".join(tokens) == "go to greeterthe final words"
+    assert all(call["stream"] for call in adapter.calls)
+    assert report.metrics["llm_calls"] == 2
+
+
 def test_a_failing_model_call_fails_the_run_with_an_llm_failed_event() -> None:
     adapter = ScriptedAdapter([fail(RuntimeError(f"provider down, key {API_KEY}"))])
     desk = Desk(model="m", adapter=adapter, run_store=InMemoryRunStore())
