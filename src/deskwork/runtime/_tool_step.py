@@ -82,11 +82,14 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
 
 def _emit_result(run: WorkerRun, call: ToolCall, result: ToolResult) -> None:
     if result.error is not None:
+        kind = _count_failure(run, result)
         run.emit(
             EventType.TOOL_FAILED,
             {
                 "tool_call_id": call.id,
                 "error": result.error,
+                "kind": kind,
+                "exception_type": result.exception_type,
                 "timed_out": result.timed_out,
                 "cancelled": result.cancelled,
             },
@@ -105,6 +108,33 @@ def _emit_result(run: WorkerRun, call: ToolCall, result: ToolResult) -> None:
         },
         source=call.name,
     )
+
+
+_INVALID_CALL = frozenset({"ToolValidationError", "UnknownTool"})
+
+
+def _count_failure(run: WorkerRun, result: ToolResult) -> str:
+    """Count a failed tool call in the run's metrics, so a report tells a clean run from one
+    that limped on (the model saw the error as the tool's result and the run went on).
+
+    ``tool_errors`` counts every failed call; ``tool_timeouts``, ``tool_cancellations`` and
+    ``tool_invalid_calls`` (malformed or invalid arguments, unknown tools) count its kinds.
+    """
+    if result.timed_out:
+        kind = "timeout"
+    elif result.cancelled:
+        kind = "cancelled"
+    elif result.exception_type in _INVALID_CALL:
+        kind = "invalid_call"
+    else:
+        kind = "error"
+    key = {"timeout": "tool_timeouts", "cancelled": "tool_cancellations",
+           "invalid_call": "tool_invalid_calls"}.get(kind)  # fmt: skip
+    metrics = run.metrics
+    metrics["tool_errors"] = metrics.get("tool_errors", 0) + 1
+    if key is not None:
+        metrics[key] = metrics.get(key, 0) + 1
+    return kind
 
 
 def append_tool_messages(run: WorkerRun, calls: list[ToolCall]) -> None:

@@ -134,7 +134,12 @@ async def _take_turn(run: WorkerRun) -> NextStep:
 
 
 def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
-    metrics = {**run.metrics, "iterations": run.iteration, "tool_calls": run.tool_call_count}
+    metrics = {
+        **run.metrics,
+        "iterations": run.iteration,
+        "tool_calls": run.tool_call_count,
+        "tool_errors": run.metrics.get("tool_errors", 0),  # 0: a clean run
+    }
     run.metrics = metrics
     report = Report(
         run_id=run.config.run_id,

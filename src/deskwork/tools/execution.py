@@ -17,6 +17,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from deskwork._sync import run_sync
 from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
 from deskwork.tools.base import Tool
 from deskwork.utils import to_jsonable
@@ -57,7 +58,7 @@ async def aexecute_tool(
         return await _run_post_hooks(tool, call, failure)
     try:
         arguments = _validate(tool, call)
-    except ValueError as exc:
+    except ToolValidationError as exc:
         result = _error(str(exc), exc)
     else:
         result = await _call_with_retries(tool, arguments, cancel_event, pool)
@@ -101,7 +102,9 @@ async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> Too
 
 def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
     if call.error:
-        raise ValueError(f"invalid arguments for tool {tool.name!r}: {call.error}")
+        raise ToolValidationError(
+            f"invalid arguments for tool {tool.name!r}: {call.error}", tool_name=tool.name
+        )
     try:
         model = tool.input_model.model_validate(call.arguments)
     except ValidationError as exc:
@@ -109,7 +112,9 @@ def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
             for err in exc.errors()
         )
-        raise ValueError(f"invalid arguments for tool {tool.name!r}: {details}") from exc
+        raise ToolValidationError(
+            f"invalid arguments for tool {tool.name!r}: {details}", tool_name=tool.name
+        ) from exc
     return {name: getattr(model, name) for name in type(model).model_fields}
 
 
