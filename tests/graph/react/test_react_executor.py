@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog.testing
 from langchain_core.runnables import RunnableConfig
 from react_helpers import (
     MakeExecutor,
@@ -525,3 +526,30 @@ async def test_context_keys_named_like_prompt_arguments(make_executor: MakeExecu
     executor, llm = make_executor([xml("decide", next_agent="x")])
     await executor.execute("hi", {"agent_name": "Router", "self": 1, "bad key": 2})
     assert system_text(llm, 0).startswith("You are Router.")
+
+
+async def test_logs_name_the_pass_and_redact_secrets(make_executor: MakeExecutor) -> None:
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz123456"
+    executor, _ = make_executor(
+        [xml("note", f"user pasted {secret}"), xml("decide", next_agent="billing")]
+    )
+    with structlog.testing.capture_logs() as logs:
+        await executor.execute("hi", {}, request_id="req-1")
+    passes = [e for e in logs if e["event"] == "react_pass"]
+    assert [(e["agent_name"], e["pass_num"], e["action"]) for e in passes] == [
+        ("supervisor", 1, "note"),
+        ("supervisor", 2, "decide"),
+    ]
+    assert secret not in str(logs)
+    assert "<redacted>" in passes[0]["thought"]
+    terminal = [e for e in logs if e["event"] == "react_terminal"]
+    assert terminal == [
+        {
+            "event": "react_terminal",
+            "log_level": "info",
+            "agent_name": "supervisor",
+            "pass_num": 2,
+            "next_agent": "billing",
+            "request_id": "req-1",
+        }
+    ]

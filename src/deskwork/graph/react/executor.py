@@ -33,6 +33,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
+from deskwork.core.redact import redact_text
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.core.exceptions import (
     KnowledgeError,
@@ -177,7 +178,9 @@ def _positive(name: str, value: float | None, *, integer: bool = False) -> None:
 
 
 def _short(text: str, limit: int = _LOG_TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """``text`` cut to ``limit`` characters, secrets redacted (it goes to logs and events)."""
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return redact_text(text)
 
 
 def _add_usage(total: dict[str, int], message: Any) -> None:
@@ -489,8 +492,8 @@ class ReactExecutor:
     def _render_history(self, steps: list[_Step]) -> str:
         """Earlier passes, newest kept first when ``max_history_tokens`` is set."""
         blocks = [
-            f"Step {i}\nThought: {s.thought or '(none)'}\nAction: {s.action} {s.params}\n"
-            f"Observation: {s.observation}"
+            f"Step {i}\nThought: {s.thought or '(none)'}\n"
+            f"Action: {f'{s.action} {s.params}'.strip()}\nObservation: {s.observation}"
             for i, s in enumerate(steps, 1)
         ]
         if self._max_history_tokens is not None:
