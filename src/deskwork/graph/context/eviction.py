@@ -7,9 +7,10 @@ shorter-lived tier instead of removing it (:class:`DemotionEviction` does).
 
 from __future__ import annotations
 
-import heapq
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from operator import attrgetter
+from typing import Any
 
 from deskwork.graph.context.slots import TIER_ORDER, TIER_RANK, Slot, SlotTier
 
@@ -21,6 +22,15 @@ __all__ = [
     "PriorityEviction",
     "eviction_strategy_for",
 ]
+
+
+def smallest(slots: list[Slot], count: int, key: Callable[[Slot], Any]) -> list[Slot]:
+    """The ``count`` slots with the smallest ``key``, smallest first (stable among equals)."""
+    if count <= 0 or not slots:
+        return []
+    if count == 1:
+        return [min(slots, key=key)]
+    return sorted(slots, key=key)[:count]  # a C-level sort beats heapq's Python loop here
 
 
 class EvictionStrategy(ABC):
@@ -42,21 +52,21 @@ class LRUEviction(EvictionStrategy):
     """Evicts the least recently accessed slots (the default)."""
 
     def select(self, slots: list[Slot], count: int) -> list[Slot]:
-        return heapq.nsmallest(max(count, 0), slots, key=attrgetter("accessed_at"))
+        return smallest(slots, count, attrgetter("accessed_at"))
 
 
 class FIFOEviction(EvictionStrategy):
     """Evicts the slots created first."""
 
     def select(self, slots: list[Slot], count: int) -> list[Slot]:
-        return heapq.nsmallest(max(count, 0), slots, key=attrgetter("created_at"))
+        return smallest(slots, count, attrgetter("created_at"))
 
 
 class PriorityEviction(EvictionStrategy):
     """Evicts the lowest-priority slots; least recently accessed first among equals."""
 
     def select(self, slots: list[Slot], count: int) -> list[Slot]:
-        return heapq.nsmallest(max(count, 0), slots, key=attrgetter("priority", "accessed_at"))
+        return smallest(slots, count, attrgetter("priority", "accessed_at"))
 
 
 class DemotionEviction(EvictionStrategy):
@@ -68,9 +78,7 @@ class DemotionEviction(EvictionStrategy):
     """
 
     def select(self, slots: list[Slot], count: int) -> list[Slot]:
-        return heapq.nsmallest(
-            max(count, 0), slots, key=lambda s: (TIER_RANK[s.tier], s.accessed_at)
-        )
+        return smallest(slots, count, lambda s: (TIER_RANK[s.tier], s.accessed_at))
 
     def demote_to(self, slot: Slot) -> SlotTier | None:
         rank = TIER_RANK[slot.tier]

@@ -127,6 +127,7 @@ class SlotPool:
         self.eviction_strategy: EvictionStrategy = eviction_strategy or LRUEviction()
         self.token_counter: TokenCounter = token_counter or CharDivisionTokenCounter()
         self._slots: dict[str, Slot] = {}
+        self._tiers: dict[SlotTier, dict[str, Slot]] = {tier: {} for tier in TIER_ORDER}
         self._total = 0
         self._tier_tokens: dict[SlotTier, int] = dict.fromkeys(TIER_ORDER, 0)
 
@@ -244,7 +245,7 @@ class SlotPool:
 
     def remove_tier(self, tier: SlotTier) -> int:
         """Delete every slot of ``tier``; returns how many went."""
-        keys = [k for k, s in self._slots.items() if s.tier is tier]
+        keys = list(self._tiers[SlotTier(tier)])
         for key in keys:
             self.remove(key)
         return len(keys)
@@ -252,10 +253,16 @@ class SlotPool:
     def clear(self) -> None:
         """Delete every slot."""
         self._slots.clear()
+        self._tiers = {tier: {} for tier in TIER_ORDER}
         self._total = 0
         self._tier_tokens = dict.fromkeys(TIER_ORDER, 0)
 
     # -- budgets -------------------------------------------------------------------------
+
+    def _over_budget(self) -> bool:
+        return self._total > self.max_tokens or any(
+            self._tier_tokens[tier] > budget for tier, budget in self.tier_max_tokens.items()
+        )
 
     def enforce_budget(self, *, protect: str | None = None) -> None:
         """Evict (or demote) until every tier budget and the pool budget hold.
@@ -263,35 +270,33 @@ class SlotPool:
         ``protect`` names a slot that is never chosen. Stops, with a warning, if the
         strategy offers no usable victim.
         """
-        while True:  # a demotion can push the tier below over its budget: repeat until none is
-            checks: list[tuple[Callable[[], bool], SlotTier | None]] = [
-                (_over(self._tier_tokens, tier, budget), tier)
-                for tier in reversed(TIER_ORDER)
-                if (budget := self.tier_max_tokens.get(tier)) is not None
-            ]
-            checks.append((lambda: self._total > self.max_tokens, None))
-            pending = [(over, tier) for over, tier in checks if over()]
-            if not pending:
-                return
-            for over, tier in pending:
-                if not self._reduce(over, tier, protect):
+        while self._over_budget():  # a demotion can push the next tier over: repeat
+            for tier in reversed(TIER_ORDER):
+                budget = self.tier_max_tokens.get(tier)
+                if budget is not None and not self._reduce(
+                    _over(self._tier_tokens, tier, budget), tier, protect
+                ):
                     return
+            if not self._reduce(lambda: self._total > self.max_tokens, None, protect):
+                return
 
     def _reduce(self, over: Callable[[], bool], tier: SlotTier | None, protect: str | None) -> bool:
         """Evict within ``tier`` (or the whole pool) while ``over()``; ``False`` if stuck."""
+        group = self._slots if tier is None else self._tiers[tier]
         count = 1
         while over():
-            candidates = [
-                s
-                for s in self._slots.values()
-                if s.key != protect and (tier is None or s.tier is tier)
-            ]
-            chosen = (
-                self.eviction_strategy.select(candidates, min(count, len(candidates)))
-                if candidates
-                else []
+            candidates = list(group.values())
+            wanted = min(count, len(candidates))
+            select = self.eviction_strategy.select
+            progressed = bool(candidates) and self._apply_victims(
+                select(candidates, wanted), group, protect, over
             )
-            if not self._apply_victims(chosen, {s.key for s in candidates}, over):
+            if not progressed and protect in group and wanted < len(candidates):
+                # the strategy picked only the protected slot: ask for one more
+                progressed = self._apply_victims(
+                    select(candidates, wanted + 1), group, protect, over
+                )
+            if not progressed:
                 logger.warning(
                     "slot pool stays over budget: %s chose no usable victim",
                     type(self.eviction_strategy).__name__,
@@ -301,14 +306,18 @@ class SlotPool:
         return True
 
     def _apply_victims(
-        self, victims: list[Slot], allowed: set[str], over: Callable[[], bool]
+        self,
+        victims: list[Slot],
+        group: dict[str, Slot],
+        protect: str | None,
+        over: Callable[[], bool],
     ) -> bool:
         progressed = False
         for victim in victims:
             if not over():
                 break
-            slot = self._slots.get(victim.key) if victim.key in allowed else None
-            if slot is None:
+            slot = group.get(victim.key)
+            if slot is None or slot.key == protect:
                 continue
             target = self.eviction_strategy.demote_to(slot)
             if target is None:
@@ -331,17 +340,19 @@ class SlotPool:
             )
 
     def _move(self, slot: Slot, tier: SlotTier) -> None:
-        self._tier_tokens[slot.tier] -= slot.tokens
+        self._discount(slot)
         slot.tier = tier
-        self._tier_tokens[tier] += slot.tokens
+        self._count(slot)
 
     def _count(self, slot: Slot) -> None:
         self._total += slot.tokens
         self._tier_tokens[slot.tier] += slot.tokens
+        self._tiers[slot.tier][slot.key] = slot
 
     def _discount(self, slot: Slot) -> None:
         self._total -= slot.tokens
         self._tier_tokens[slot.tier] -= slot.tokens
+        del self._tiers[slot.tier][slot.key]
 
 
 def _over(tokens: dict[SlotTier, int], tier: SlotTier, budget: int) -> Callable[[], bool]:
