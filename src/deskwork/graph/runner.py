@@ -11,6 +11,7 @@ opens the same storage.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,7 @@ class GraphRunner:
             return _failed(config, [error]), _state(self, config, job, "failed", state.metrics)
         ids = list(state.payload.get("interrupt_ids", []))
         command: Command[Any] = Command(resume=_resume_value(ids, decision))
+        config.emit("graph.resumed", self.name, {"interrupt_ids": ids})
         return await self._drive(config, job, command, state.metrics)
 
     def default_input(self, job: Job) -> Any:
@@ -111,9 +113,9 @@ class GraphRunner:
         if "messages" not in channels:
             return job.input
         history: list[BaseMessage] = [from_message(m) for m in job.initial_messages or ()]
-        text = job.input if isinstance(job.input, str) else to_jsonable(job.input)
         if job.input is not None:
-            history.append(HumanMessage(content=text if isinstance(text, str) else str(text)))
+            text = job.input if isinstance(job.input, str) else json.dumps(to_jsonable(job.input))
+            history.append(HumanMessage(content=text))
         if not _ORCHESTRATOR_KEYS.issubset(channels):
             return {"messages": history}
         meta = job.metadata

@@ -106,6 +106,11 @@ def test_compiled_graph_is_accepted_directly_and_chat_output_is_the_last_ai_mess
     assert report.data["messages"][-1]["content"] == "echo: hello"
 
 
+def test_non_text_input_of_a_chat_graph_is_sent_as_json() -> None:
+    report = _desk().run(_chat_graph(), Job(input=[1, {"a": "b"}]))
+    assert report.content == 'echo: [1, {"a": "b"}]'
+
+
 async def test_orchestrator_state_input_comes_from_the_job() -> None:
     seen: dict[str, Any] = {}
 
@@ -165,7 +170,7 @@ def test_interrupt_pauses_the_run_and_resume_continues_it(tmp_path: Path) -> Non
     assert done.data == {"log": ["plan", "act:yes", "check"]}
     types = [e.type for e in desk.run_store.get_events(paused.run_id)]
     assert types.count("graph.node.completed") == 3  # plan once, act and check after resume
-    assert types.index("run.resumed") < types.index("run.completed")
+    assert types.index("run.resumed") < types.index("graph.resumed") < types.index("run.completed")
 
 
 def test_resume_of_a_run_that_is_not_paused_is_a_failed_report() -> None:
