@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
@@ -196,3 +199,40 @@ def test_broken_action_tag_gets_no_misleading_hint() -> None:
     with pytest.raises(MalformedResponseError) as info:
         parse_xml_response('<action type="unterminated>{}</action>')
     assert "inside <thought>" not in str(info.value)
+
+
+_XML_BITS = st.sampled_from(
+    ["<thought>", "</thought>", '<action type="', '">', "</action>", "/>", "{", "}", '"', "'"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=20), _XML_BITS), max_size=12).map("".join))
+def test_any_text_parses_or_is_malformed(text: str) -> None:
+    # Never another exception: garbage from the model is always a defined outcome.
+    try:
+        parsed = parse_xml_response(text)
+    except MalformedResponseError:
+        return
+    assert parsed.action
+    assert isinstance(parsed.action_params, dict)
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    thought=st.text(max_size=40).filter(lambda t: "<" not in t and t.strip() == t),
+    action=st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True),
+    params=st.dictionaries(st.text(max_size=8), _json_values, max_size=4),
+)
+def test_xml_round_trip(thought: str, action: str, params: dict[str, Any]) -> None:
+    text = f'<thought>{thought}</thought>\n<action type="{action}">{json.dumps(params)}</action>'
+    assert parse_xml_response(text) == ReactParsedResponse(thought, action, params)
