@@ -109,6 +109,14 @@ def test_priority_pool_drops_the_lowest_priority() -> None:
     assert sorted(p) == ["important", "new"]
 
 
+def test_a_new_low_priority_slot_is_kept_and_the_next_lowest_goes() -> None:
+    p = pool(PriorityEviction(), 8)
+    p.add("a", "xxxx", priority=5)
+    p.add("b", "xxxx", priority=6)
+    p.add("new", "xxxx", priority=0)  # the strategy's first pick is the slot just written
+    assert sorted(p) == ["b", "new"]
+
+
 def test_demotion_under_a_pool_budget_removes_turn_slots_before_touching_session() -> None:
     p = pool(DemotionEviction(), 8)
     p.add("s", "xxxx", tier=SlotTier.SESSION)
