@@ -430,3 +430,15 @@ async def test_core_prompt_variables_may_use_any_name(base: Path) -> None:
     tm = manager(base)
     prompt = await tm.load_core_prompt("supervisor", agent_name="Router", self="x")
     assert prompt.startswith("You are Router.")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
+def test_config_symlinked_outside_the_root_is_refused(tmp_path: Path) -> None:
+    outside = write_agent(tmp_path / "elsewhere")
+    base = tmp_path / "kb"
+    (base / "supervisor").mkdir(parents=True)
+    (base / "supervisor" / "react_config.yaml").symlink_to(
+        outside / "supervisor" / "react_config.yaml"
+    )
+    with pytest.raises(KnowledgePathError, match=r"react_config\.yaml"):
+        ReactTemplateManager("supervisor", base)
