@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -154,3 +155,35 @@ def test_writes_keep_their_order_and_special_channels_replace(store: RunStore) -
 def test_list_needs_a_thread() -> None:
     with pytest.raises(ValueError, match="thread_id"):
         list(RunStoreSaver(InMemoryRunStore()).list(None))
+
+
+async def test_subgraph_interrupts_behave_as_with_langgraphs_own_saver(store: RunStore) -> None:
+    def inner(state: Log) -> dict[str, Any]:
+        return {"log": ["inner:" + interrupt("inner?")]}
+
+    def before(state: Log) -> dict[str, Any]:
+        return {"log": ["before"]}
+
+    sub = StateGraph(Log)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    sub.add_edge("inner", END)
+    outer = StateGraph(Log)
+    outer.add_node("before", before)
+    outer.add_node("sub", sub.compile())
+    outer.add_edge(START, "before")
+    outer.add_edge("before", "sub")
+    outer.add_edge("sub", END)
+
+    results = []
+    for saver in (InMemorySaver(), RunStoreSaver(store)):
+        graph = outer.compile(checkpointer=saver)
+        config: Any = {"configurable": {"thread_id": "nested"}}
+        paused = await graph.ainvoke({"log": []}, config)
+        assert paused["__interrupt__"][0].value == "inner?"
+        final = await graph.ainvoke(Command(resume="yes"), config)
+        history = [s.metadata["step"] for s in graph.get_state_history(config)]
+        results.append((final, history))
+    assert results[0] == results[1]
+    namespaces = {key.split("\x1f")[0] for key, _ in store.get_checkpoint_items("nested")}
+    assert "" in namespaces and any(ns.startswith("sub:") for ns in namespaces)
