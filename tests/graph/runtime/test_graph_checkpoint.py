@@ -182,7 +182,7 @@ async def test_subgraph_interrupts_behave_as_with_langgraphs_own_saver(store: Ru
         paused = await graph.ainvoke({"log": []}, config)
         assert paused["__interrupt__"][0].value == "inner?"
         final = await graph.ainvoke(Command(resume="yes"), config)
-        history = [s.metadata["step"] for s in graph.get_state_history(config)]
+        history = [(s.metadata or {}).get("step") for s in graph.get_state_history(config)]
         results.append((final, history))
     assert results[0] == results[1]
     namespaces = {key.split("\x1f")[0] for key, _ in store.get_checkpoint_items("nested")}
