@@ -78,6 +78,13 @@ def test_unreachable_database_names_the_url_without_its_password(tmp_path: Path)
     assert redact_url("postgresql://u@h/db") == "postgresql://u@h/db"
 
 
+def test_a_malformed_url_does_not_echo_its_password(tmp_path: Path) -> None:
+    url = "postgresql://deskwork:s3cret-pw@127.0.0.1:5432/test?sslmode=nonsense"
+    with pytest.raises(ConfigurationError) as caught:
+        PostgresRunStore(url)
+    assert "s3cret-pw" not in str(caught.value) and "sslmode" in str(caught.value)
+
+
 def test_unsupported_urls_are_configuration_errors(tmp_path: Path) -> None:
     for url in ("mysql://u:pw@h/db", "sqlite://", "deskwork.db"):
         with pytest.raises(ConfigurationError, match="unsupported database URL"):
@@ -144,7 +151,7 @@ def test_an_older_schema_migrates_forward_and_keeps_its_runs(database_url: str) 
     store = open_run_store(database_url)
     record = store.get_run("old")
     assert record is not None and record.status == "completed" and record.runner is None
-    store.create_run("new", None, runner="r")  # the columns version 2 added work
+    store.begin_run("new", None, runner="r")  # the columns version 2 added work
     assert [r.runner for r in store.list_runs()] == ["r", None]
     store.close()
 

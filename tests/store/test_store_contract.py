@@ -120,9 +120,9 @@ def test_list_runs_most_recent_first_with_limit(run_store: RunStore) -> None:
 
 
 def test_list_runs_filters_by_status_runner_and_time(run_store: RunStore) -> None:
-    run_store.create_run("a", None, runner="alpha")
-    run_store.create_run("b", None, runner="beta")
-    run_store.create_run("c", None, runner="alpha")
+    run_store.begin_run("a", None, runner="alpha")
+    run_store.begin_run("b", None, runner="beta")
+    run_store.begin_run("c", None, runner="alpha")
     run_store.update_run("a", "completed", "x", None, None)
     assert [r.run_id for r in run_store.list_runs(status="completed")] == ["a"]
     assert sorted(r.run_id for r in run_store.list_runs(runner="alpha")) == ["a", "c"]

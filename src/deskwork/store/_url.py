@@ -27,6 +27,7 @@ __all__ = [
     "open_session_store",
     "redact_url",
     "resolve_database_url",
+    "scrub",
     "sqlite_path",
 ]
 
@@ -83,6 +84,15 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc.rsplit("@", 1)
     user = parts.username or ""
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[-1]}"))
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (a driver's error message, say) with the password of ``url`` masked."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    return text.replace(password, "***") if password else text
 
 
 def open_run_store(url: str) -> RunStore:

@@ -30,7 +30,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._errors import StoreError
 from deskwork.store._owner import current_owner
-from deskwork.store._url import redact_url
+from deskwork.store._url import redact_url, scrub
 from deskwork.store.base import RunStore
 from deskwork.store.session import SessionRecord, SessionStore
 from deskwork.utils import new_id, to_jsonable, utc_now
@@ -80,7 +80,7 @@ class PostgresDatabase:
         try:
             psycopg.connect(self.url, connect_timeout=max(1, int(timeout))).close()
         except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            reason = _reason(exc, self.url)
             raise ConfigurationError(
                 f"cannot connect to the database at {redact_url(self.url)}: {reason}"
             ) from None
@@ -115,7 +115,7 @@ class PostgresDatabase:
             with self.pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            reason = _reason(exc, self.url)
             raise StoreError(
                 f"the database at {redact_url(self.url)} cannot be reached: {reason}",
                 location=redact_url(self.url),
@@ -470,6 +470,12 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     def delete_session(self, session_id: str) -> None:
         with self._db.connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
+
+
+def _reason(exc: BaseException, url: str) -> str:
+    """The first line of a driver error, without the URL's password."""
+    text = str(exc).strip()
+    return scrub(text.splitlines()[0] if text else type(exc).__name__, url)
 
 
 def _filters(
