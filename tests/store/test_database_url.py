@@ -200,3 +200,21 @@ def test_runs_cli_reads_a_postgres_store(
     assert main(["doctor", "--database-url", postgres_url]) == 0
     out = capsys.readouterr().out
     assert "integrity: ok" in out and "1 completed" in out
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+def test_two_processes_share_one_database(database_url: str) -> None:
+    """Two stores on one database (two processes in real life) see each other's writes at
+    once, and only one of them can claim a pause."""
+    from deskwork import RunState
+
+    first, second = open_run_store(database_url), open_run_store(database_url)
+    first.begin_run("r", {"input": "x"}, runner="w")
+    state = RunState(run_id="r", status="paused", runner_type="worker", runner_name="w", job={})
+    first.update_run("r", "paused", None, None, state)
+    seen = second.get_run("r")
+    assert seen is not None and seen.status == "paused" and seen.state == state
+    assert second.claim_paused("r") is True
+    assert first.claim_paused("r") is False
+    first.close()
+    second.close()
