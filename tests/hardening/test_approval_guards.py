@@ -1,0 +1,100 @@
+"""Guards for approvals: every decline word declines; stale pending actions fail clearly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deskwork import Desk, Job, Worker
+from deskwork.core.state import RunState
+from deskwork.runtime._tool_step import DECLINED, is_approved
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+DECLINE_WORDS = ["no", "n", "decline", "declined", "deny", "denied", "cancel", "reject", "false"]
+
+
+@pytest.mark.parametrize("word", DECLINE_WORDS)
+def test_every_decline_word_declines_in_any_case_and_padding(word: str) -> None:
+    for spelling in (word, word.upper(), word.title(), f"  {word}\n"):
+        assert is_approved(spelling) is False, spelling
+
+
+@pytest.mark.parametrize("decision", [None, False, "", "   ", 0, [], {}])
+def test_empty_and_false_decisions_decline(decision: Any) -> None:
+    assert is_approved(decision) is False
+
+
+@pytest.mark.parametrize("decision", [True, "yes", "approve", "ok", "y", 1, {"ok": True}])
+def test_other_decisions_approve(decision: Any) -> None:
+    assert is_approved(decision) is True
+
+
+def _paused() -> tuple[Desk, Worker, Any, list[str]]:
+    sent: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def send(to: str) -> str:
+        sent.append(to)
+        return f"sent to {to}"
+
+    adapter = ScriptedAdapter([call_tool("send", to="ann"), reply("finished")])
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
+    worker = Worker(name="w", tools=[send])
+    paused = desk.run(worker, Job(input="send it"))
+    assert paused.status == "paused"
+    return desk, worker, paused, sent
+
+
+@pytest.mark.parametrize("word", DECLINE_WORDS)
+def test_a_decline_word_on_resume_never_runs_the_tool(word: str) -> None:
+    desk, _, paused, sent = _paused()
+    report = desk.resume(paused, word)
+    assert report.status == "completed"
+    assert sent == []
+    result = report.tool_calls[0].result
+    assert result is not None and result.error == DECLINED
+
+
+def test_approving_runs_the_tool_once() -> None:
+    desk, _, paused, sent = _paused()
+    assert desk.resume(paused, "approve").status == "completed"
+    assert sent == ["ann"]
+
+
+def test_resuming_a_finished_run_again_fails_clearly() -> None:
+    desk, _, paused, sent = _paused()
+    desk.resume(paused, True)
+    again = desk.resume(paused, True)
+    assert again.status == "failed"
+    assert again.errors == [f"run {paused.run_id} is completed, not paused"]
+    assert sent == ["ann"]  # the stale decision did not run the tool twice
+
+
+def test_a_pending_action_that_names_no_call_of_the_run_fails_clearly() -> None:
+    desk, worker, paused, sent = _paused()
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.state is not None
+    state: RunState = record.state
+    assert state.pending_action is not None
+    stale_call = state.pending_action.tool_call.model_copy(update={"id": "call-from-elsewhere"})
+    stale = state.pending_action.model_copy(update={"tool_call": stale_call})
+    report, _ = worker.resume(
+        desk.config(paused.run_id), state.model_copy(update={"pending_action": stale}), True
+    )
+    assert report.status == "failed"
+    assert report.errors == ["pending tool call 'call-from-elsewhere' not found in run state"]
+    assert sent == []
+
+
+def test_a_state_without_a_pending_action_fails_clearly() -> None:
+    desk, worker, paused, sent = _paused()
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.state is not None
+    state = record.state.model_copy(update={"pending_action": None})
+    report, _ = worker.resume(desk.config(paused.run_id), state, True)
+    assert report.status == "failed"
+    assert report.errors == ["run has no pending action to resume"]
+    assert sent == []
