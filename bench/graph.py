@@ -54,7 +54,7 @@ from deskwork.store.sqlite import SQLiteRunStore
 from deskwork.testing import ScriptedAdapter
 
 REPEATS = 7
-REQUESTS = 200
+REQUESTS = 50
 
 
 def _model() -> DeskworkChatModel:
@@ -113,18 +113,22 @@ def bare_graph() -> Any:
     return builder.compile()
 
 
-def _median(make: Callable[[], Awaitable[Any]], calls: int) -> float:
-    async def batch() -> float:
+def _medians(variants: dict[str, Callable[[], Awaitable[Any]]], calls: int) -> dict[str, float]:
+    """Seconds per request of each variant: rounds run every variant in turn (so load changes
+    on a shared machine hit all of them alike); the median round counts."""
+
+    async def batch(make: Callable[[], Awaitable[Any]]) -> float:
         started = time.perf_counter()
         for _ in range(calls):
             await make()
         return (time.perf_counter() - started) / calls
 
-    samples = []
+    samples: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(REPEATS):
-        gc.collect()
-        samples.append(asyncio.run(batch()))
-    return statistics.median(samples)
+        for name, make in variants.items():
+            gc.collect()
+            samples[name].append(asyncio.run(batch(make)))
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def slot_manager_cost() -> float:
@@ -150,20 +154,26 @@ def main() -> None:
 
     result = asyncio.run(graph.ainvoke(state()))
     assert [m.content for m in result["messages"]][-2:] == ["Hello!", "All done."], result
-    direct = _median(lambda: graph.ainvoke(state()), REQUESTS)
-    plain = _median(lambda: bare.ainvoke(state()), REQUESTS)
     memory_desk = Desk(adapter=ScriptedAdapter(), run_store=InMemoryRunStore(max_runs=None))
-    runner = GraphRunner(graph)
+    runner, at_exit = GraphRunner(graph), GraphRunner(graph, durability="exit")
     job = Job(input="hi", metadata={"session_id": "s", "user_id": "u"})
     report = asyncio.run(memory_desk.arun(runner, job))
     assert report.status == "completed", report.errors
-    in_desk = _median(lambda: memory_desk.arun(runner, job), REQUESTS // 2)
-    at_exit = GraphRunner(graph, durability="exit")
-    exit_only = _median(lambda: memory_desk.arun(at_exit, job), REQUESTS // 2)
     with tempfile.TemporaryDirectory() as tmp:
         sqlite_desk = Desk(adapter=ScriptedAdapter(), run_store=SQLiteRunStore(Path(tmp) / "d.db"))
-        on_disk = _median(lambda: sqlite_desk.arun(runner, job), REQUESTS // 4)
+        found = _medians(
+            {
+                "plain": lambda: bare.ainvoke(state()),
+                "direct": lambda: graph.ainvoke(state()),
+                "in_desk": lambda: memory_desk.arun(runner, job),
+                "exit_only": lambda: memory_desk.arun(at_exit, job),
+                "on_disk": lambda: sqlite_desk.arun(runner, job),
+            },
+            REQUESTS,
+        )
         sqlite_desk.run_store.close()
+    plain, direct, in_desk = found["plain"], found["direct"], found["in_desk"]
+    exit_only, on_disk = found["exit_only"], found["on_disk"]
     slots = slot_manager_cost()
     ms = 1000.0
     print("| measurement (median) | value |")
