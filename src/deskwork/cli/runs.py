@@ -28,6 +28,7 @@ __all__ = ["ListOptions", "doctor", "fail_run", "list_runs", "parse_since", "sho
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DOCTOR_RUNS = 10_000  # doctor counts the statuses of at most this many recent runs
 
 
 class _NoStore(Exception):
@@ -239,7 +240,8 @@ def doctor(storage_dir: str, *, database_url: str | None = None) -> int:
             return 1
     try:
         with _opened(storage_dir, database_url) as store:
-            records = store.list_runs(10**9)
+            records = store.list_runs(_DOCTOR_RUNS)
+            versions = _schema_versions(store)
     except _NoStore:
         return 1
     counts: dict[str, int] = {}
@@ -247,10 +249,25 @@ def doctor(storage_dir: str, *, database_url: str | None = None) -> int:
         status = shown_status(record)
         counts[status] = counts.get(status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no runs"
-    print(f"integrity: ok\nruns: {summary}")
+    scope = f" (the latest {_DOCTOR_RUNS:,})" if len(records) == _DOCTOR_RUNS else ""
+    print(f"integrity: ok\nschema: {versions}\nruns{scope}: {summary}")
     if counts.get("interrupted"):
         print("interrupted runs: end them with 'deskwork runs fail RUN_ID'")
     return 0
+
+
+def _schema_versions(store: RunStore) -> str:
+    """``runs v3, sessions v1`` from the store's ``deskwork_schema`` table."""
+    from deskwork.store.postgres import PostgresRunStore
+    from deskwork.store.sqlite import SQLiteRunStore
+
+    found: dict[str, int] = {}
+    if isinstance(store, SQLiteRunStore):
+        with store._db.locked() as conn:
+            found = dict(conn.execute("SELECT component, version FROM deskwork_schema"))
+    elif isinstance(store, PostgresRunStore):
+        found = store.database.schema_versions()
+    return ", ".join(f"{name} v{version}" for name, version in sorted(found.items())) or "-"
 
 
 def _sqlite_problems(path: Any) -> list[str]:
