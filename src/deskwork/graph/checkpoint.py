@@ -105,7 +105,7 @@ class RunStoreSaver(BaseCheckpointSaver[str]):
         found = [
             (key.split(_SEP), (key, blob))
             for key, blob in self.store.get_checkpoint_items(
-                thread_id, "" if ns is None else _key(ns, "")
+                thread_id, "" if ns is None else _key(ns, "c", "")
             )
         ]
         heads = sorted(
