@@ -14,6 +14,7 @@ from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
 
 from deskwork import Desk, Job
+from deskwork.core.message import Message
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.core.exceptions import ConfigurationError
 from deskwork.graph.core.state import OrchestratorState
@@ -297,3 +298,29 @@ def test_parallel_interrupts_are_answered_together_or_one_by_one() -> None:
     done = desk.resume(half.run_id, "b", runner=runner)
     assert done.status == "completed", done.errors
     assert sorted(x.split(":")[1] for x in done.data["log"]) == ["a", "b"]
+
+
+def test_a_registered_runner_resumes_by_name_on_a_new_desk_over_the_same_file(
+    tmp_path: Path,
+) -> None:
+    first = _desk(tmp_path)
+    runner = GraphRunner(_counter_graph(ask_in="plan"), name="flow")
+    paused = first.run(runner, Job(input={"log": []}))
+    assert paused.status == "paused", paused.errors
+    first.run_store.close()
+    second = _desk(tmp_path)  # as a new process would: nothing in memory
+    second.register(GraphRunner(_counter_graph(ask_in="plan"), name="flow"))
+    done = second.resume(paused.run_id, "go")
+    assert done.status == "completed", done.errors
+    assert done.data == {"log": ["plan:go", "act", "check"]}
+
+
+def test_job_history_comes_before_the_new_user_message() -> None:
+    history = [Message(role="user", content="earlier"), Message(role="assistant", content="ok")]
+    report = _desk().run(_chat_graph(), Job(input="now", initial_messages=history))
+    assert [(m.role, m.content) for m in report.messages] == [
+        ("user", "earlier"),
+        ("assistant", "ok"),
+        ("user", "now"),
+        ("assistant", "echo: now"),
+    ]
