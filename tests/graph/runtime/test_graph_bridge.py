@@ -6,7 +6,13 @@ from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.tools import tool as lc_tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -59,6 +65,25 @@ def test_sync_invoke_and_bound_tools() -> None:
     sent = adapter.calls[0]
     assert sent["tools"][0]["function"]["name"] == "lookup"
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "lookup"}}
+
+
+async def test_a_tool_round_trip_is_sent_in_the_openai_format() -> None:
+    adapter = ScriptedAdapter([reply("It is sunny in Oslo.")])
+    llm = DeskworkChatModel(model="m", adapter=adapter)
+    asked = AIMessage(
+        content="", tool_calls=[{"id": "c1", "name": "lookup", "args": {"city": "Oslo"}}]
+    )
+    answer = await llm.ainvoke(
+        [HumanMessage(content="weather?"), asked, ToolMessage(content="sunny", tool_call_id="c1")]
+    )
+    assert answer.content == "It is sunny in Oslo."
+    sent = adapter.calls[0]["messages"]
+    assert sent[1]["role"] == "assistant"
+    assert sent[1]["tool_calls"][0]["function"] == {
+        "name": "lookup",
+        "arguments": '{"city": "Oslo"}',
+    }
+    assert sent[2] == {"role": "tool", "content": "sunny", "tool_call_id": "c1"}
 
 
 async def test_malformed_tool_arguments_become_invalid_tool_calls() -> None:
