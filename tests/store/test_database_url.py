@@ -218,3 +218,39 @@ def test_two_processes_share_one_database(database_url: str) -> None:
     assert first.claim_paused("r") is False
     first.close()
     second.close()
+
+
+def test_a_pause_on_postgres_is_resumed_by_another_desk_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from deskwork.testing import call_tool
+    from deskwork.tools import tool
+
+    done: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def ship(order: str) -> str:
+        done.append(order)
+        return f"shipped {order}"
+
+    worker = Worker(name="clerk", tools=[ship])
+    first = Desk(
+        model="m",
+        adapter=ScriptedAdapter([call_tool("ship", order="A1")]),
+        database_url=postgres_url,
+        storage_dir=tmp_path,
+    )
+    paused = first.run(worker, Job(input="ship A1"))
+    assert paused.status == "paused"
+    first.close()
+    later = Desk(  # another process, after a restart
+        model="m", adapter=ScriptedAdapter([reply("shipped")]), database_url=postgres_url
+    )
+    report = later.resume(paused.run_id, True, runner=worker)
+    assert report.status == "completed" and report.content == "shipped", report.errors
+    assert done == ["A1"]
+    record = later.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "completed"
+    again = later.resume(paused.run_id, True, runner=worker)  # not paused any more
+    assert again.status == "failed" and done == ["A1"]
+    later.close()
