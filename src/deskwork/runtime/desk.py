@@ -200,6 +200,10 @@ class Desk:
         """A registered runner, or ``None``."""
         return self._runners.get((runner_type, name))
 
+    def registered_runners(self) -> list[Runner]:
+        """The registered runners, in registration order (``deskwork serve`` exposes them)."""
+        return list(self._runners.values())
+
     # -- running ----------------------------------------------------------------------
 
     def config(
