@@ -254,3 +254,21 @@ def test_a_pause_on_postgres_is_resumed_by_another_desk_once(
     again = later.resume(paused.run_id, True, runner=worker)  # not paused any more
     assert again.status == "failed" and done == ["A1"]
     later.close()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+def test_processes_opening_a_new_database_together_migrate_it_once(database_url: str) -> None:
+    code = (
+        "import sys\n"
+        "from deskwork.store._url import open_run_store, open_session_store\n"
+        "runs, sessions = open_run_store(sys.argv[1]), open_session_store(sys.argv[1])\n"
+        "runs.begin_run(sys.argv[2], None, runner='w')\n"
+        "runs.close(); sessions.close()\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, database_url, f"run{n}"]) for n in range(3)
+    ]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
+    store = open_run_store(database_url)
+    assert sorted(r.run_id for r in store.list_runs()) == ["run0", "run1", "run2"]
+    store.close()
