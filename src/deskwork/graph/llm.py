@@ -45,6 +45,7 @@ from deskwork.core.redact import redact_text
 from deskwork.core.tool_call import ToolCall
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph._messages import to_provider
+from deskwork.runtime._budget import estimate_call_cost
 from deskwork.runtime.config import RunConfig
 
 __all__ = ["METERED", "DeskworkChatModel", "desk_model"]
@@ -123,14 +124,14 @@ class DeskworkChatModel(BaseChatModel):
         async def parse(model_input: LanguageModelInput) -> Any:
             adapter, model = self._target()
             messages = to_provider(self._convert_input(model_input).to_messages())
-            started = time.perf_counter()
+            started = _starting(model, {"messages": messages, "max_tokens": self.max_tokens})
             try:
                 response = await adapter.astructured_complete(
                     model=model, messages=messages, response_schema=schema,
                     temperature=self.temperature, max_tokens=self.max_tokens,
                 )  # fmt: skip
             except Exception as exc:
-                _failed(model, exc)
+                _failed(model, exc, started)
                 raise
             _completed(model, response.usage, response.cost, started)
             return response.parsed
@@ -179,18 +180,16 @@ class DeskworkChatModel(BaseChatModel):
         if run is not None and run.stream:  # desk.run(..., stream=True): stream.token events
             return await agenerate_from_stream(self._astream(messages, stop, run_manager, **kwargs))
         adapter, model = self._target()
-        started = time.perf_counter()
+        request = self._request(messages, stop, **kwargs)
+        started = _starting(model, request)
         try:
             result = await adapter.acomplete(
-                model=model,
-                stream=False,
-                stream_options=None,
-                **self._request(messages, stop, **kwargs),
+                model=model, stream=False, stream_options=None, **request
             )
             if not isinstance(result, ModelResponse):
                 result = assemble_stream([chunk async for chunk in result], model=model)
         except Exception as exc:
-            _failed(model, exc)
+            _failed(model, exc, started)
             raise
         _completed(model, result.usage, result.cost, started)
         message = _ai_message(result, model)
@@ -216,13 +215,13 @@ class DeskworkChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         adapter, model = self._target()
-        started = time.perf_counter()
+        request = self._request(messages, stop, **kwargs)
+        started = _starting(model, request)
         chunks: list[StreamChunk] = []
         try:
             result = await adapter.acomplete(
-                model=model, stream=True, stream_options={"include_usage": True},
-                **self._request(messages, stop, **kwargs),
-            )  # fmt: skip
+                model=model, stream=True, stream_options={"include_usage": True}, **request
+            )
             if isinstance(result, ModelResponse):
                 result = _as_stream(result)
             async for chunk in result:
@@ -236,7 +235,7 @@ class DeskworkChatModel(BaseChatModel):
                         await run_manager.on_llm_new_token(chunk.content, chunk=piece)
                 yield piece
         except Exception as exc:
-            _failed(model, exc)
+            _failed(model, exc, started)
             raise
         whole = assemble_stream(chunks, model=model)
         _completed(model, whole.usage, whole.cost, started)
@@ -313,14 +312,43 @@ def _arguments(call: ToolCall) -> str:
     return json.dumps(call.arguments)
 
 
+def _starting(model: str, request: dict[str, Any]) -> float:
+    """Check the run's spending limit (raises before the call), emit ``llm.started``."""
+    run = _RUN.get()
+    if run is not None and run.budget is not None:
+        estimate = estimate_call_cost(model, request["messages"], request.get("max_tokens"))
+        run.budget.check(model, estimate)
+    emit_graph_event(
+        "llm.started",
+        model,
+        {
+            "model": model,
+            "messages_count": len(request["messages"]),
+            "tools_count": len(request.get("tools") or ()),
+        },
+    )
+    return time.perf_counter()
+
+
 def _completed(model: str, usage: dict[str, int], cost: float | None, started: float) -> None:
-    payload: dict[str, Any] = {"model": model, "latency_ms": (time.perf_counter() - started) * 1e3}
-    payload |= {k: int(v) for k, v in usage.items() if k.endswith("tokens")}
-    if cost is not None:
-        payload["cost"] = cost
+    """Charge the run's budget and emit ``llm.completed`` (the worker's payload)."""
+    run = _RUN.get()
+    if run is not None and run.budget is not None and cost:
+        run.budget.charge(cost)
+    latency = round((time.perf_counter() - started) * 1000, 3)
+    tokens = {k: int(v) for k, v in usage.items() if k.endswith("tokens")}
+    payload = {"model": model, "latency_ms": latency, **tokens, "cost": cost}
     emit_graph_event("llm.completed", model, payload)
 
 
-def _failed(model: str, exc: Exception) -> None:
-    error = f"{type(exc).__name__}: {redact_text(str(exc))}"
-    emit_graph_event("llm.failed", model, {"model": model, "error": error})
+def _failed(model: str, exc: Exception, started: float) -> None:
+    emit_graph_event(
+        "llm.failed",
+        model,
+        {
+            "model": model,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+            "error_type": type(exc).__name__,
+            "error_message": redact_text(str(exc))[:2000],
+        },
+    )

@@ -270,20 +270,20 @@ class _Progress:
                 continue  # DeskworkChatModel replies were counted from their llm.completed event
             usage = message.usage_metadata
             if usage:
-                self.add_usage(
-                    {
-                        "prompt_tokens": usage.get("input_tokens", 0),
-                        "completion_tokens": usage.get("output_tokens", 0),
-                        "total_tokens": usage.get("total_tokens", 0),
-                    }
-                )
+                tokens = {
+                    "prompt_tokens": usage.get("input_tokens", 0),
+                    "completion_tokens": usage.get("output_tokens", 0),
+                    "total_tokens": usage.get("total_tokens", 0),
+                }
+                self.add_usage(tokens, message.response_metadata.get("model_name"))
 
-    def add_usage(self, usage: Mapping[str, Any]) -> None:
-        """Count one model call and its tokens (and cost, when known)."""
+    def add_usage(self, usage: Mapping[str, Any], model: str | None) -> None:
+        """Count one model call: tokens and cost, in total and under ``by_model[model]``."""
         keys = ("prompt_tokens", "completion_tokens", "total_tokens", "cost")
-        self.metrics = sum_metrics(
-            self.metrics, {"llm_calls": 1}, {k: usage[k] for k in keys if k in usage}
-        )
+        call = {"llm_calls": 1, **{k: usage[k] for k in keys if usage.get(k) is not None}}
+        per_model = {"by_model": {model: call}} if model else {}
+        latency = {"latency_ms": usage["latency_ms"]} if "latency_ms" in usage else {}
+        self.metrics = sum_metrics(self.metrics, call, per_model, latency)
 
 
 def _metered(emit: GraphEmitter, progress: _Progress) -> GraphEmitter:
@@ -291,7 +291,7 @@ def _metered(emit: GraphEmitter, progress: _Progress) -> GraphEmitter:
 
     def send(event_type: str, source: str, payload: dict[str, Any]) -> None:
         if event_type == "llm.completed":
-            progress.add_usage(payload)
+            progress.add_usage(payload, payload.get("model"))
         emit(event_type, source, payload)
 
     return send

@@ -162,6 +162,16 @@ def test_inside_a_desk_run_the_model_uses_the_desk_adapter_and_reports_usage() -
     assert [e.payload["total_tokens"] for e in llm_events] == [15, 15]
     assert report.metrics["llm_calls"] == 2  # the kept reply is not counted twice
     assert report.metrics["total_tokens"] == 30
+    assert report.metrics["by_model"] == {
+        "desk/model": {
+            "llm_calls": 2,
+            "prompt_tokens": 20,
+            "completion_tokens": 10,
+            "total_tokens": 30,
+        }
+    }
+    kinds = [e.type for e in stored if e.type.startswith("llm.")]
+    assert kinds == ["llm.started", "llm.completed"] * 2
 
 
 def test_a_streaming_desk_run_records_stream_token_events() -> None:
@@ -176,6 +186,16 @@ def test_a_streaming_desk_run_records_stream_token_events() -> None:
     assert report.metrics["llm_calls"] == 2
 
 
+def test_graph_model_calls_count_against_the_desks_spending_limit() -> None:
+    adapter = ScriptedAdapter([Turn(content="route", cost=0.02), Turn(content="never", cost=0.02)])
+    desk = Desk(model="m", adapter=adapter, run_store=InMemoryRunStore(), max_cost_usd=0.01)
+    report = desk.run(GraphRunner(_chat_graph(DeskworkChatModel())), "q")
+    assert report.status == "failed"
+    assert "BudgetExceededError" in report.errors[0]
+    assert len(adapter.calls) == 1  # the second call was refused before it was made
+    assert report.metrics["cost"] == 0.02
+
+
 def test_a_failing_model_call_fails_the_run_with_an_llm_failed_event() -> None:
     adapter = ScriptedAdapter([fail(RuntimeError(f"provider down, key {API_KEY}"))])
     desk = Desk(model="m", adapter=adapter, run_store=InMemoryRunStore())
@@ -183,7 +203,8 @@ def test_a_failing_model_call_fails_the_run_with_an_llm_failed_event() -> None:
     assert report.status == "failed"
     assert "provider down" in report.errors[0] and API_KEY not in report.errors[0]
     failed = [e for e in desk.run_store.get_events(report.run_id) if e.type == "llm.failed"]
-    assert len(failed) == 1 and API_KEY not in failed[0].payload["error"]
+    assert len(failed) == 1 and API_KEY not in failed[0].payload["error_message"]
+    assert failed[0].payload["error_type"] == "RuntimeError"
 
 
 def test_no_model_anywhere_is_a_clear_error() -> None:
