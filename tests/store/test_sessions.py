@@ -83,13 +83,15 @@ def test_session_is_bound_to_its_worker(tmp_path: Path) -> None:
     assert desk.session(Worker(name="worker1"), session_id=session.session_id) is not None
 
 
-def test_session_persists_across_desk_instances(tmp_path: Path) -> None:
-    desk, _ = _desk(tmp_path, reply("noted"))
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+def test_session_persists_across_desk_instances(tmp_path: Path, database_url: str) -> None:
+    desk, _ = _desk(tmp_path, reply("noted"), database_url=database_url)
     worker = Worker(name="Assistant")
     session = desk.session(worker, session_id="ticket:1")
     assert session is not None
     session.run("remember 42")
-    desk2, adapter2 = _desk(tmp_path, reply("it was 42"))
+    desk.close()
+    desk2, adapter2 = _desk(tmp_path, reply("it was 42"), database_url=database_url)
     restored = desk2.session(Worker(name="Assistant"), session_id="ticket:1")
     assert restored is not None
     assert [m.content for m in restored.history()] == ["remember 42", "noted"]
@@ -100,6 +102,7 @@ def test_session_persists_across_desk_instances(tmp_path: Path) -> None:
         "noted",
         "what was it?",
     ]
+    desk2.close()
 
 
 def test_reasoning_cleared_between_turns_but_kept_on_tool_call_messages(tmp_path: Path) -> None:
