@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, get_type_hints, overload
+from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -20,6 +20,7 @@ ToolPreHook = Callable[[ToolCall], Any]
 ToolPostHook = Callable[[ToolCall, ToolResult], Any]
 
 DEFAULT_INPUT_KEY = "user_input"
+Isolation = Literal["thread", "process"]
 
 
 class Tool:
@@ -32,6 +33,7 @@ class Tool:
         "external_execution",
         "input_key",
         "input_model",
+        "isolation",
         "metadata",
         "name",
         "output_type",
@@ -69,9 +71,11 @@ class Tool:
         retry_delay: float = 1.0,
         output_type: type[Any] | None = None,
         metadata: dict[str, Any] | None = None,
+        isolation: Isolation = "thread",
     ) -> None:
         if retries < 0:
             raise ValueError("retries must be >= 0")
+        _check_isolation(isolation, callable)
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be > 0")
         self.name = name
@@ -91,6 +95,9 @@ class Tool:
         self.retries = retries
         self.retry_delay = retry_delay
         self.output_type = output_type
+        self.isolation: Isolation = isolation
+        """Where a sync tool runs: ``"thread"`` (the desk's daemon threads) or ``"process"``
+        (a new process per call, killed on timeout or cancellation)."""
         self.metadata = dict(metadata or {})
         self.schema = schema if schema is not None else self._derive_schema()
 
@@ -151,6 +158,7 @@ def tool(
     retries: int = 0,
     retry_delay: float = 1.0,
     output_type: type[Any] | None = None,
+    isolation: Isolation = "thread",
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -172,6 +180,7 @@ def tool(
     retries: int = 0,
     retry_delay: float = 1.0,
     output_type: type[Any] | None = None,
+    isolation: Isolation = "thread",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`. Usable as ``@tool`` or ``@tool(...)``.
 
@@ -179,8 +188,10 @@ def tool(
     cancelled at its current ``await``. A plain ``def`` tool runs on a daemon thread of the
     desk's pool and cannot be stopped (Python cannot kill a thread): the run gets a
     ``timed_out`` result at once, the function runs on until it returns and its result is
-    discarded; it holds neither the pool, ``desk.close()`` nor interpreter exit. See
-    :func:`~deskwork.tools.aexecute_tool`.
+    discarded; it holds neither the pool, ``desk.close()`` nor interpreter exit. A sync tool
+    that must really stop takes ``isolation="process"``: each call runs in a new process
+    (module-level function, picklable arguments and result, a process start per call),
+    killed on timeout or cancellation. See :func:`~deskwork.tools.aexecute_tool`.
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
@@ -203,11 +214,23 @@ def tool(
             retries=retries,
             retry_delay=retry_delay,
             output_type=output_type,
+            isolation=isolation,
         )
 
     if func is not None:
         return build(func)
     return build
+
+
+def _check_isolation(isolation: str, fn: Callable[..., Any]) -> None:
+    if isolation not in ("thread", "process"):
+        raise ValueError(f"isolation must be 'thread' or 'process', not {isolation!r}")
+    if isolation == "process":
+        if inspect.iscoroutinefunction(fn):
+            raise ValueError("isolation='process' is for sync (def) tools; async tools cancel")
+        from deskwork.tools._process import importable_name
+
+        importable_name(fn)
 
 
 def input_model_for(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:

@@ -45,7 +45,9 @@ async def aexecute_tool(
       ``timed_out``/``cancelled`` result at once and the function keeps running on its daemon
       thread until it returns; its result is discarded. It does not hold the pool's slot, nor
       ``desk.close()``, nor interpreter exit. A sync tool with side effects that must not
-      happen late should check a deadline itself (or be written ``async``).
+      happen late should check a deadline itself, be written ``async``, or take
+      ``@tool(isolation="process")``;
+    - a sync tool with ``isolation="process"`` runs in its own process, which is killed.
 
     Args:
         tool: the tool to run.
@@ -143,6 +145,10 @@ async def _call_once(
     try:
         if inspect.iscoroutinefunction(tool.callable):
             task = asyncio.ensure_future(tool.callable(**arguments))
+        elif tool.isolation == "process":  # killed when it times out or is cancelled
+            from deskwork.tools._process import call_in_process
+
+            task = asyncio.ensure_future(call_in_process(tool.callable, arguments))
         else:  # a sync tool never runs on the loop's thread
             threaded = (pool or default_pool()).submit(
                 functools.partial(tool.callable, **arguments)

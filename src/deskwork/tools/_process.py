@@ -1,0 +1,116 @@
+"""Killable sync tools: ``@tool(isolation="process")`` runs each call in its own process.
+
+A thread cannot be stopped, a process can: when such a call times out or is cancelled, its
+process is killed at once (its side effects stop there). The price is a process start per
+call (a fresh interpreter, ``spawn``) and picklable arguments and results; the function must
+be importable by name (defined at module level, ``@tool`` or not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import multiprocessing
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from deskwork.exceptions import ToolExecutionError
+
+__all__ = ["call_in_process", "importable_name"]
+
+
+def importable_name(fn: Callable[..., Any]) -> tuple[str, str]:
+    """``(module, qualname)`` by which a new process finds ``fn``.
+
+    Raises:
+        ValueError: ``fn`` is a lambda or is defined inside a function.
+    """
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", "")
+    if not module or not qualname or "<" in qualname:
+        raise ValueError(
+            f"isolation='process' needs a function defined at module level, not {qualname!r}"
+        )
+    return module, qualname
+
+
+def _resolve(module: str, qualname: str) -> Callable[..., Any]:
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    inner = getattr(obj, "callable", None)  # the module attribute is the Tool @tool made
+    return inner if callable(inner) else obj  # type: ignore[no-any-return]
+
+
+def _child(module: str, qualname: str, arguments: dict[str, Any], conn: Connection) -> None:
+    try:
+        value = _resolve(module, qualname)(**arguments)
+        message: tuple[bool, Any] = (True, value)
+    except BaseException as exc:  # sent to the parent, which reports it as the tool's error
+        message = (False, exc)
+    try:
+        conn.send(message)
+    except Exception as exc:  # the result or exception cannot be pickled
+        conn.send((False, ToolExecutionError(f"cannot send the tool's result back: {exc}")))
+    finally:
+        conn.close()
+
+
+async def call_in_process(fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    """``fn(**arguments)`` in a new process; cancelling this coroutine kills the process.
+
+    Raises:
+        ValueError: ``fn`` cannot be found by name in a new process.
+        ToolExecutionError: the process died without an answer.
+        Exception: whatever ``fn`` raised.
+    """
+    module, qualname = importable_name(fn)
+    multiprocessing.active_children()  # reap processes of earlier calls
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_child,
+        args=(module, qualname, arguments, sender),
+        name=f"deskwork-tool:{qualname}",
+        daemon=True,
+    )
+    try:
+        process.start()
+        sender.close()
+        await _readable(receiver)
+        try:
+            ok, value = receiver.recv()
+        except EOFError:
+            process.join(1)
+            raise ToolExecutionError(
+                f"the process of tool function {qualname!r} exited (code {process.exitcode})"
+                " without an answer"
+            ) from None
+    finally:
+        receiver.close()
+        if process.is_alive():
+            process.kill()  # timed out or cancelled: stop the work for real
+    if not ok:
+        raise value
+    return value
+
+
+async def _readable(conn: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    try:
+        loop.add_reader(conn.fileno(), wake)
+    except NotImplementedError:  # an event loop without reader callbacks (Windows proactor)
+        while not await asyncio.to_thread(conn.poll, 0.05):
+            pass
+        return
+    try:
+        await ready
+    finally:
+        loop.remove_reader(conn.fileno())
