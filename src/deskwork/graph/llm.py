@@ -159,12 +159,18 @@ class DeskworkChatModel(BaseChatModel):
         tools = kwargs.pop("tools", None)
         choice = kwargs.pop("tool_choice", None)
         kwargs.pop("ls_structured_output_format", None)
+        run = _RUN.get()  # unset settings come from the desk run, as for workers
+        temperature, max_tokens = self.temperature, self.max_tokens
+        if run is not None:
+            temperature = run.temperature if temperature is None else temperature
+            max_tokens = run.max_tokens if max_tokens is None else max_tokens
         return {
             "messages": to_provider(messages),
             "tools": tools or None,
             "tool_choice": choice if tools else None,
-            "temperature": kwargs.pop("temperature", self.temperature),
-            "max_tokens": kwargs.pop("max_tokens", self.max_tokens),
+            "temperature": kwargs.pop("temperature", temperature),
+            "max_tokens": kwargs.pop("max_tokens", max_tokens),
+            "num_retries": kwargs.pop("num_retries", run.num_retries if run else None),
             **({"stop": stop} if stop else {}),
             **kwargs,
         }

@@ -152,11 +152,18 @@ def _chat_graph(llm: DeskworkChatModel) -> Any:
 def test_inside_a_desk_run_the_model_uses_the_desk_adapter_and_reports_usage() -> None:
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     adapter = ScriptedAdapter([Turn(content="route", usage=usage), Turn(content="42", usage=usage)])
-    desk = Desk(model="desk/model", adapter=adapter, run_store=InMemoryRunStore())
+    desk = Desk(
+        model="desk/model",
+        adapter=adapter,
+        run_store=InMemoryRunStore(),
+        temperature=0.3,
+        max_tokens=99,
+    )
     report = desk.run(GraphRunner(_chat_graph(DeskworkChatModel())), "question")
     assert report.status == "completed", report.errors
     assert report.content == "42"
     assert [c["model"] for c in adapter.calls] == ["desk/model", "desk/model"]
+    assert adapter.calls[0]["temperature"] == 0.3 and adapter.calls[0]["max_tokens"] == 99
     stored = desk.run_store.get_events(report.run_id)
     llm_events = [e for e in stored if e.type == "llm.completed"]
     assert [e.payload["total_tokens"] for e in llm_events] == [15, 15]
