@@ -274,3 +274,24 @@ def test_http_graph_run_through_the_desk(srv: OpenAICompatServer) -> None:
     assert report.content == "final answer"
     assert report.metrics["llm_calls"] == 2
     assert API_KEY not in str([e.payload for e in report.events])
+
+
+def test_a_sync_node_calling_invoke_inside_a_desk_run() -> None:
+    llm = DeskworkChatModel()
+
+    def think(state: Chat) -> dict[str, Any]:  # LangGraph runs sync nodes in a thread
+        return {"messages": [llm.invoke(state["messages"])]}
+
+    builder = StateGraph(Chat)
+    builder.add_node("think", think)
+    builder.add_edge(START, "think")
+    builder.add_edge("think", END)
+    desk = Desk(model="m", adapter=ScriptedAdapter(["sync hello"]), run_store=InMemoryRunStore())
+    report = desk.run(GraphRunner(builder.compile()), "hi")
+    assert report.status == "completed", report.errors
+    assert report.content == "sync hello"
+    assert [e.type for e in report.events if e.type.startswith("llm.")] == [
+        "llm.started",
+        "llm.completed",
+    ]
+    assert report.metrics["llm_calls"] == 1
