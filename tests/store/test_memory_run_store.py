@@ -59,3 +59,14 @@ def test_max_runs_must_be_positive_or_none() -> None:
         unbounded.update_run(f"r{n}", "completed", None, None, None)
     assert len(unbounded.list_runs(limit=2000)) == 1500
     assert InMemoryRunStore().max_runs == 1000
+
+
+def test_drops_happen_in_batches_and_never_exceed_the_bound() -> None:
+    store = InMemoryRunStore(max_runs=20)
+    sizes = []
+    for n in range(100):
+        store.create_run(f"r{n}", None)
+        store.update_run(f"r{n}", "completed", None, None, None)
+        sizes.append(len(store.list_runs(limit=1000)))
+    assert max(sizes) == 20 and min(sizes[20:]) == 18  # 21 runs: drop 1 + a tenth of 20
+    assert store.get_run("r99") is not None and store.get_run("r0") is None
