@@ -187,3 +187,17 @@ def test_missing_store_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["runs", "--storage-dir", str(tmp_path / "nothing")]) == 1
     assert "no run store at" in capsys.readouterr().err
     assert not (tmp_path / "nothing").exists()
+
+
+def test_damage_found_after_opening_is_reported_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(tmp_path)
+
+    def damaged(*_args: object, **_kwargs: object) -> list[object]:
+        raise StoreError("the deskwork database X is damaged (database disk image is malformed)")
+
+    monkeypatch.setattr(SQLiteRunStore, "list_runs", damaged)
+    assert main(["runs", "--storage-dir", str(tmp_path / ".deskwork")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the deskwork database X is damaged") and "Traceback" not in err

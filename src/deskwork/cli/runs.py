@@ -76,6 +76,9 @@ def _opened(storage_dir: str, database_url: str | None) -> Iterator[RunStore]:
         raise _NoStore from None
     try:
         yield store
+    except DeskworkError as exc:  # damaged or unreachable while reading: one line, no trace
+        print(f"error: {exc}", file=sys.stderr)
+        raise _NoStore from None
     finally:
         store.close()
 
