@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from deskwork import Desk, Job, Worker
-from deskwork.adapters import LiteLLMAdapter
-from deskwork.adapters._retry import RetryPolicy, retry_after_seconds
+from deskwork.adapters import LiteLLMAdapter, RetryPolicy
+from deskwork.adapters._retry import retry_after_seconds
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import OpenAICompatServer, ScriptedAdapter, ServerReply, fail, reply
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import (
     BaseModelAdapter,
     ModelResponse,
@@ -19,6 +20,7 @@ __all__ = [
     "BaseModelAdapter",
     "LiteLLMAdapter",
     "ModelResponse",
+    "RetryPolicy",
     "StreamChunk",
     "StructuredOutputError",
     "ToolCallDelta",

@@ -40,7 +40,12 @@ _TRANSIENT_NAMES = frozenset(
 class RetryPolicy:
     """How the desk waits between retries of a failed model call.
 
-    The number of retries is the desk's ``num_retries``; this only shapes the waits.
+    The number of retries is the desk's ``num_retries``; this only shapes the waits::
+
+        from deskwork.adapters import RetryPolicy
+
+        desk = Desk(model="openai/gpt-5-nano", num_retries=3,
+                    retry_policy=RetryPolicy(initial_interval=1.0, max_interval=20.0))
     """
 
     initial_interval: float = 0.5
