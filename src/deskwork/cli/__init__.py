@@ -1,4 +1,4 @@
-"""The ``deskwork`` command line: ``deskwork demo``, ``deskwork runs`` and ``deskwork doctor``."""
+"""The ``deskwork`` command line: ``deskwork demo``, ``runs``, ``doctor`` and ``eval``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ def _runs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     runs.add_argument("--runner", help="only runs of the runner with this name")
     runs.add_argument("--since", help="only runs updated since: 30m, 2h, 1d or an ISO time")
     runs.add_argument("--json", action="store_true", help="print JSON (for scripts)")
+    runs.add_argument("--check", action="store_true", help="check the store (= deskwork doctor)")
     runs.add_argument(
         "--force", action="store_true", help="'fail': even if its process may be alive"
     )
@@ -55,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     _runs_parser(sub)
     doctor = sub.add_parser("doctor", help="check the run store (integrity, interrupted runs)")
     _store_options(doctor)
+    from deskwork.evals._cli import add_eval_parser
+
+    add_eval_parser(sub, _store_options)
     return parser
 
 
@@ -87,10 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from deskwork.cli.demo import run_demo
 
         return run_demo(model=args.model, storage_dir=args.storage_dir, assume_yes=args.yes)
-    if args.command == "doctor":
+    if args.command == "doctor" or getattr(args, "check", False):
         from deskwork.cli.runs import doctor
 
         return doctor(args.storage_dir, database_url=args.database_url)
+    if args.command == "eval":
+        from deskwork.evals._cli import run_eval
+
+        return run_eval(args)
     return _runs(args)
 
 

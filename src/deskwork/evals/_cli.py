@@ -1,0 +1,115 @@
+"""``deskwork eval MODULE:CASES --runner MODULE:ATTR``: run an eval, print a table.
+
+Exit status: 0 when the pass rate reaches ``--threshold`` (default 1.0: every case passes),
+1 under it, 2 for a usage error (a name that does not import, no desk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+from deskwork.evals._case import EvalCase
+from deskwork.evals._run import evaluate
+
+__all__ = ["add_eval_parser", "run_eval"]
+
+
+class _UsageError(Exception):
+    pass
+
+
+def add_eval_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    store_options: Any,
+) -> None:
+    """Add the ``eval`` subcommand to the ``deskwork`` parser."""
+    parser = sub.add_parser(
+        "eval", help="run eval cases through a runner and score them (deskwork.evals)"
+    )
+    parser.add_argument("cases", help="MODULE:ATTR of a list of EvalCase (or a function)")
+    parser.add_argument("--runner", required=True, help="MODULE:ATTR of the runner to evaluate")
+    parser.add_argument("--desk", help="MODULE:ATTR of the Desk to use (or a function making one)")
+    parser.add_argument("--model", help="build a desk for this LiteLLM model (without --desk)")
+    parser.add_argument(
+        "--threshold", type=float, default=1.0, help="pass rate needed to exit 0 (default 1.0)"
+    )
+    parser.add_argument("--concurrency", type=int, default=1, help="cases run at once")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    store_options(parser)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Run ``deskwork eval``; returns the exit status."""
+    if not 0.0 <= args.threshold <= 1.0 or args.concurrency < 1:
+        print("error: --threshold must be in [0, 1] and --concurrency >= 1", file=sys.stderr)
+        return 2
+    try:
+        cases = _cases(_load(args.cases))
+        runner = _made(_load(args.runner), want="arun")
+        desk = _desk(args)
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency)
+    if args.json:
+        data = {"summary": result.summary(), "cases": result.model_dump(mode="json")["cases"]}
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(result.table())
+    if result.pass_rate < args.threshold:
+        print(
+            f"pass rate {result.pass_rate:.0%} is under the threshold {args.threshold:.0%}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _load(spec: str) -> Any:
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise _UsageError(f"{spec!r}: use MODULE:ATTR, e.g. my_evals:cases")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like `python -m`: modules of the current directory
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _UsageError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise _UsageError(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _made(value: Any, *, want: str) -> Any:
+    """``value``, or what calling it (a factory without arguments) returns."""
+    if not hasattr(value, want) and callable(value):
+        value = value()
+    if not hasattr(value, want):
+        raise _UsageError(f"{value!r} has no {want}(): not a runner")
+    return value
+
+
+def _cases(value: Any) -> list[EvalCase]:
+    if callable(value):
+        value = value()
+    items = list(value) if isinstance(value, list | tuple) else None
+    if not items or not all(isinstance(item, EvalCase) for item in items):
+        raise _UsageError("the cases must be a non-empty list of EvalCase")
+    return items
+
+
+def _desk(args: argparse.Namespace) -> Any:
+    if args.desk:
+        return _made(_load(args.desk), want="arun")
+    if not args.model:
+        raise _UsageError("give --desk MODULE:ATTR or --model PROVIDER/MODEL")
+    from deskwork.runtime.desk import Desk
+
+    return Desk(model=args.model, storage_dir=args.storage_dir, database_url=args.database_url)

@@ -1,0 +1,122 @@
+"""``evaluate``/``aevaluate``: run every case through a desk, score it, aggregate."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from deskwork._aio import gather_or_cancel
+from deskwork._sync import run_sync
+from deskwork.core.report import Report
+from deskwork.evals._case import CaseResult, EvalCase, EvalResult, Score, output_of
+from deskwork.evals._scorers import exact, run_scorer
+from deskwork.exceptions import ConfigurationError
+from deskwork.utils import to_jsonable
+
+if TYPE_CHECKING:
+    from deskwork.runtime.desk import Desk
+    from deskwork.runtime.runner import Runner
+
+__all__ = ["aevaluate", "evaluate"]
+
+
+async def aevaluate(
+    runner: Runner,
+    cases: Iterable[EvalCase],
+    *,
+    desk: Desk,
+    scorers: Sequence[Any] = (),
+    concurrency: int = 1,
+) -> EvalResult:
+    """Run each case as its own run of ``runner`` on ``desk`` and score it.
+
+    Every case's run is stored like any other run (its ``run_id`` is in the result). A run
+    that fails, a case that cannot start and a scorer that raises all make that case fail
+    with the reason; they never stop the eval.
+
+    Args:
+        runner: A worker, workforce, flow or any other runner.
+        cases: The cases, run in order (results keep that order).
+        desk: The desk that runs them (its model, stores and event bus).
+        scorers: Scorers for every case, after each case's own scorers.
+        concurrency: How many cases run at once.
+
+    Returns:
+        The per-case results and their aggregate.
+    """
+    if concurrency < 1:
+        raise ConfigurationError("concurrency must be >= 1")
+    items = list(cases)
+    for item in items:
+        if not isinstance(item, EvalCase):
+            raise ConfigurationError(f"cases must be EvalCase objects, not {type(item).__name__}")
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(index: int, case: EvalCase) -> CaseResult:
+        async with gate:
+            return await _run_case(runner, desk, case, index, list(scorers))
+
+    results = await gather_or_cancel(*(one(i, c) for i, c in enumerate(items)))
+    return EvalResult(cases=results)
+
+
+def evaluate(
+    runner: Runner,
+    cases: Iterable[EvalCase],
+    *,
+    desk: Desk,
+    scorers: Sequence[Any] = (),
+    concurrency: int = 1,
+) -> EvalResult:
+    """Synchronous :func:`aevaluate`; raises ``EventLoopRunningError`` inside a running loop."""
+
+    async def whole() -> EvalResult:
+        result = await aevaluate(runner, cases, desk=desk, scorers=scorers, concurrency=concurrency)
+        await desk.event_bus.await_pending()  # async handlers the runs scheduled
+        return result
+
+    return run_sync(whole(), api="evaluate")
+
+
+async def _run_case(
+    runner: Runner, desk: Desk, case: EvalCase, index: int, shared: list[Any]
+) -> CaseResult:
+    name = case.name or f"case-{index + 1}"
+    case = case if case.name else case.model_copy(update={"name": name})
+    started = time.perf_counter()
+    base: dict[str, Any] = {
+        "name": name,
+        "input": to_jsonable(case.job().input),
+        "expected": to_jsonable(case.expected),
+        "metadata": case.metadata,
+    }
+    try:
+        report = await desk.arun(runner, case.job())
+    except Exception as exc:  # e.g. a ConfigurationError: the case could not start
+        return CaseResult(
+            **base, status="error", passed=False, errors=[f"run did not start: {exc}"],
+            duration_s=time.perf_counter() - started,
+        )  # fmt: skip
+    scores = await _scores(case, report, shared)
+    errors = list(report.errors)
+    if report.status != case.status:
+        errors.insert(0, f"run ended {report.status}, the case expects {case.status}")
+    return CaseResult(
+        **base,
+        output=output_of(report),
+        status=report.status,
+        run_id=report.run_id,
+        passed=report.status == case.status and all(s.passed for s in scores),
+        scores=scores,
+        errors=errors,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+async def _scores(case: EvalCase, report: Report, shared: list[Any]) -> list[Score]:
+    chosen = list(case.scorers) + shared
+    if not chosen and case.expected is not None:
+        chosen = [exact()]
+    return [await run_scorer(scorer, case, report) for scorer in chosen]

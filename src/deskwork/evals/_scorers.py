@@ -1,0 +1,224 @@
+"""Built-in scorers, and how any scorer's answer becomes a :class:`Score`.
+
+A scorer is any callable ``(case, report) -> Score | bool | float`` (or an async one).
+``True``/``False`` are scores 1/0; a number in [0, 1] passes at 0.5 or more. Its name is its
+``name`` attribute, else its ``__name__``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from deskwork._extras import require
+from deskwork.core.event import EventType
+from deskwork.core.report import Report
+from deskwork.evals._case import EvalCase, Score, as_text, output_of
+from deskwork.utils import to_jsonable
+
+__all__ = [
+    "Scorer",
+    "contains",
+    "exact",
+    "json_schema",
+    "regex",
+    "run_scorer",
+    "scorer_name",
+    "tool_called",
+]
+
+Scorer = Callable[[EvalCase, Report], "Score | bool | float | Awaitable[Score | bool | float]"]
+
+_NUMBER_PASS = 0.5
+
+
+def scorer_name(scorer: Any) -> str:
+    """The name a scorer's results are reported under."""
+    name = getattr(scorer, "name", None) or getattr(scorer, "__name__", None)
+    return str(name or type(scorer).__name__)
+
+
+async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
+    """Call ``scorer`` and normalize its answer; a scorer that raises scores 0 with why."""
+    name = scorer_name(scorer)
+    try:
+        result = scorer(case, report)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as exc:  # a broken scorer fails its case, never the eval
+        return Score(name=name, value=0.0, passed=False, reason=f"scorer raised {exc!r}")
+    return _normalize(name, result)
+
+
+def _normalize(name: str, result: Any) -> Score:
+    if isinstance(result, Score):
+        return result if result.name == name else result.model_copy(update={"name": name})
+    if isinstance(result, bool):
+        return Score(name=name, value=float(result), passed=result)
+    if isinstance(result, int | float) and 0.0 <= float(result) <= 1.0:
+        return Score(name=name, value=float(result), passed=float(result) >= _NUMBER_PASS)
+    return Score(
+        name=name,
+        value=0.0,
+        passed=False,
+        reason=f"scorer returned {result!r}; expected a Score, a bool or a number in [0, 1]",
+    )
+
+
+def _verdict(name: str, ok: bool, reason: str) -> Score:
+    return Score(name=name, value=1.0 if ok else 0.0, passed=ok, reason=None if ok else reason)
+
+
+class exact:  # lowercase: used like a function, exact()
+    """The output equals ``case.expected`` (text compared without surrounding whitespace)."""
+
+    name = "exact"
+
+    def __init__(self, *, ignore_case: bool = False) -> None:
+        self.ignore_case = ignore_case
+
+    def __call__(self, case: EvalCase, report: Report) -> Score:
+        if case.expected is None:
+            return _verdict(self.name, False, "the case has no expected output")
+        expected, actual = to_jsonable(case.expected), output_of(report)
+        if isinstance(expected, str):
+            left, right = expected.strip(), as_text(actual).strip()
+            if self.ignore_case:
+                left, right = left.casefold(), right.casefold()
+            ok = left == right
+        else:
+            ok = expected == actual
+        return _verdict(self.name, ok, f"expected {_short(expected)}, got {_short(actual)}")
+
+
+class contains:
+    """The output text contains ``text`` (default: ``case.expected``)."""
+
+    name = "contains"
+
+    def __init__(self, text: str | None = None, *, ignore_case: bool = True) -> None:
+        self.text = text
+        self.ignore_case = ignore_case
+
+    def __call__(self, case: EvalCase, report: Report) -> Score:
+        needle = self.text if self.text is not None else case.expected
+        if not isinstance(needle, str) or not needle:
+            return _verdict(self.name, False, "no text to look for (give text= or expected=)")
+        actual = as_text(output_of(report))
+        hay, pin = (actual.casefold(), needle.casefold()) if self.ignore_case else (actual, needle)
+        return _verdict(self.name, pin in hay, f"{needle!r} not in {_short(actual)}")
+
+
+class regex:
+    """The output text matches ``pattern`` (``re.search``; default: ``case.expected``)."""
+
+    name = "regex"
+
+    def __init__(self, pattern: str | None = None, *, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        if pattern is not None:
+            re.compile(pattern, flags)  # a bad pattern fails here, not in every case
+
+    def __call__(self, case: EvalCase, report: Report) -> Score:
+        pattern = self.pattern if self.pattern is not None else case.expected
+        if not isinstance(pattern, str):
+            return _verdict(self.name, False, "no pattern (give pattern= or expected=)")
+        actual = as_text(output_of(report))
+        ok = re.search(pattern, actual, self.flags) is not None
+        return _verdict(self.name, ok, f"/{pattern}/ does not match {_short(actual)}")
+
+
+class json_schema:
+    """The output is JSON valid against ``schema``: a JSON Schema dict, a Pydantic model
+    class or a ``TypeAdapter``. Structured ``data`` is checked as is; text is parsed first."""
+
+    name = "json_schema"
+
+    def __init__(self, schema: dict[str, Any] | type[BaseModel] | TypeAdapter[Any]) -> None:
+        self.schema = schema
+        if isinstance(schema, dict):
+            jsonschema = require("jsonschema", "testing")
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+
+    def __call__(self, case: EvalCase, report: Report) -> Score:
+        value = output_of(report)
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                return _verdict(self.name, False, f"output is not JSON ({exc})")
+        problem = self._problem(value)
+        return _verdict(self.name, problem is None, problem or "")
+
+    def _problem(self, value: Any) -> str | None:
+        schema = self.schema
+        if isinstance(schema, dict):
+            jsonschema = require("jsonschema", "testing")
+            errors = sorted(
+                jsonschema.validators.validator_for(schema)(schema).iter_errors(value),
+                key=lambda e: list(e.path),
+            )
+            return "; ".join(e.message for e in errors[:3]) or None
+        adapter = schema if isinstance(schema, TypeAdapter) else TypeAdapter(schema)
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            return "; ".join(e["msg"] for e in exc.errors()[:3])
+        return None
+
+
+class tool_called:
+    """The run called tool ``tool`` (at least ``times`` times; with ``arguments``: calls
+    whose arguments include those items; with ``succeeded``: calls that did not fail)."""
+
+    def __init__(
+        self,
+        tool: str,
+        *,
+        arguments: dict[str, Any] | None = None,
+        times: int = 1,
+        succeeded: bool = False,
+    ) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.times = times
+        self.succeeded = succeeded
+        self.name = f"tool_called:{tool}"
+
+    def __call__(self, case: EvalCase, report: Report) -> Score:
+        count = max(self._from_calls(report), self._from_events(report))
+        ok = count >= self.times
+        what = f" with {self.arguments}" if self.arguments else ""
+        return _verdict(self.name, ok, f"{self.tool}{what} called {count}x, wanted {self.times}")
+
+    def _from_calls(self, report: Report) -> int:
+        count = 0
+        for call in report.tool_calls:
+            if call.name != self.tool:
+                continue
+            if self.arguments and any(
+                call.arguments.get(k) != v for k, v in self.arguments.items()
+            ):
+                continue
+            if self.succeeded and (call.result is None or call.result.error is not None):
+                continue
+            count += 1
+        return count
+
+    def _from_events(self, report: Report) -> int:
+        """Members of workforces and flows report their calls as events of the same run."""
+        if self.arguments:
+            return 0  # events carry no arguments
+        wanted = EventType.TOOL_COMPLETED if self.succeeded else EventType.TOOL_STARTED
+        return sum(1 for e in report.events if e.type == wanted and e.source == self.tool)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value) if not isinstance(value, str) else repr(" ".join(value.split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
