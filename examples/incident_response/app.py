@@ -135,7 +135,7 @@ async def get_incident(run_id: str, request: Request) -> dict[str, Any]:
         "run_id": run_id,
         "status": record.status,
         "output": record.output,
-        "events": [{"type": e.type, "source": e.source} for e in events],
+        "events": [{"type": e.type, "source": e.source, "payload": e.payload} for e in events],
     }
 
 

@@ -1,0 +1,254 @@
+"""The DevOps incident-response example (seed 1.5), end to end and offline.
+
+The command line runs as a user runs it (a subprocess), and each incident must be a stored desk
+run with its events. The FastAPI app runs under uvicorn on 127.0.0.1 and is called over real
+HTTP. The ``--model`` path goes through LiteLLM to a local OpenAI-compatible server.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from deskwork import Desk
+from deskwork.testing import OpenAICompatServer, ServerReply
+
+pytest.importorskip("langgraph")
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "incident_response"
+PATH = ["supervisor", "monitor", "diagnostician", "remediator", "reporter"]
+P1_ALERT = "CRITICAL: 5xx error rate above 10% on web-service"
+CPU_ALERT = "High CPU usage on worker-3"
+RESOLVED_ALERT = "RESOLVED: latency back to normal"
+FIRST_STEP = "the monitor classifies it first."
+
+
+def _run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLE / "run.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def _lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def _oncall_turn() -> Any:
+    spec = importlib.util.spec_from_file_location("incident_scripted", EXAMPLE / "scripted.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.oncall_turn
+
+
+def test_cli_handles_alerts_offline_and_stores_each_run_with_its_events(tmp_path: Path) -> None:
+    user = "alice@example.com"
+    done = _run_cli(
+        *("--json", "--verbose", "--user", user, "--data-dir", str(tmp_path)),
+        *("--alert", P1_ALERT, "--alert", CPU_ALERT, "--alert", RESOLVED_ALERT),
+    )
+    assert done.returncode == 0, done.stderr
+    p1, cpu, resolved = _lines(done.stdout)
+
+    assert (p1["status"], p1["path"]) == ("completed", PATH)
+    assert p1["incident"] == {
+        "severity": "P1",
+        "service": "web-service",
+        "category": "availability",
+        "root_cause": "Service web-service returning errors due to deployment regression",
+        "recommended_action": "rollback_deployment",
+        "confidence": 0.85,
+        "action_taken": "rollback_deployment",
+        "steps": [
+            "Freeze deployments of the service (dry run: ok)",
+            "Roll back to the previous release (dry run: ok)",
+            "Watch the error rate for 10 minutes (dry run: ok)",
+        ],
+        "status": "completed",
+    }
+    assert p1["report"].startswith("# Incident Report\n\n**Severity:** P1\n**Service:** web")
+    # the CPU alert takes another runbook and playbook
+    assert (cpu["incident"]["service"], cpu["incident"]["action_taken"]) == (
+        "compute",
+        "scale_horizontally",
+    )
+    assert "Raise the replica count by 50% (dry run: ok)" in cpu["report"]
+    # a resolved alert is closed by the supervisor without routing
+    assert resolved["path"] == ["supervisor"]
+    assert resolved["report"] == "The alert is already resolved; closing it without action."
+
+    store = Desk(storage_dir=tmp_path).run_store
+    record = store.get_run(p1["run_id"])
+    assert record is not None and record.status == "completed"
+    assert record.output == p1["report"]
+    events = store.get_events(p1["run_id"])
+    assert len(events) == p1["events"]
+    assert (events[0].type, events[-1].type) == ("run.started", "run.completed")
+    passes = [(e.source, e.payload["action"]) for e in events if e.type == "graph.react.pass"]
+    assert passes == [
+        ("supervisor", "request_slot"),
+        ("supervisor", "decide"),
+        ("diagnostician", "request_slot"),
+        ("diagnostician", "diagnose"),
+        ("remediator", "request_slot"),
+        ("remediator", "execute_playbook"),
+        ("remediator", "complete"),
+    ]
+    model_calls = [e for e in events if e.type == "llm.completed"]
+    assert len(model_calls) == p1["metrics"]["llm_calls"] == 7
+    assert {e.source for e in model_calls} == {"scripted/oncall"}
+    # structured logs went to stderr, with the user id hashed (redact_pii=True)
+    assert "agent_invoke_completed" in done.stderr
+    assert user not in done.stderr
+
+
+def test_cli_with_model_calls_the_provider_through_litellm(tmp_path: Path) -> None:
+    oncall_turn = _oncall_turn()
+    key = "sk-incident-secret-0123456789"
+
+    def answer(request: Any) -> ServerReply:
+        return ServerReply.text(oncall_turn(request.body["messages"], None))
+
+    with OpenAICompatServer(default=answer) as server:
+        done = _run_cli(
+            *("--json", "--model", "openai/oncall-test", "--data-dir", str(tmp_path)),
+            env={"OPENAI_API_KEY": key, "OPENAI_BASE_URL": server.base_url,
+                 "OPENAI_API_BASE": server.base_url},
+        )  # fmt: skip
+        requests = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert done.returncode == 0, done.stderr
+    (result,) = _lines(done.stdout)
+    assert (result["status"], result["path"]) == ("completed", PATH)
+    assert result["incident"]["action_taken"] == "rollback_deployment"
+    assert len(requests) == 7
+    assert {r.body["model"] for r in requests} == {"oncall-test"}
+    events = Desk(storage_dir=tmp_path).run_store.get_events(result["run_id"])
+    assert {e.source for e in events if e.type == "llm.completed"} == {"openai/oncall-test"}
+    assert key not in json.dumps([e.payload for e in events], default=str)
+
+
+# -- the FastAPI app, over HTTP -------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    data_dir = tmp_path_factory.mktemp("incident-app")
+    command = [sys.executable, "-m", "uvicorn", "app:app", "--app-dir", str(EXAMPLE)]
+    command += ["--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(
+        command,
+        env={**os.environ, "INCIDENT_DATA_DIR": str(data_dir)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            errors = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"uvicorn exited: {errors}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("the app did not start within 30 s")
+
+
+def test_app_handles_an_incident_over_http(app_url: str) -> None:
+    headers = {"X-User-Id": "ops-team"}
+    with httpx.Client(base_url=app_url, timeout=30) as client:
+        first = client.post("/incident", json={"alert": P1_ALERT}, headers=headers)
+        assert first.status_code == 200, first.text
+        body = first.json()
+        assert body["incident_id"].startswith("incident-")
+        assert (body["status"], body["severity"], body["service"]) == (
+            "completed",
+            "P1",
+            "web-service",
+        )
+        assert body["action_taken"] == "rollback_deployment"
+        assert "## Root Cause\nService web-service returning errors" in body["report"]
+
+        stored = client.get(f"/incidents/{body['run_id']}").json()
+        assert (stored["status"], stored["output"]) == ("completed", body["report"])
+        done = [e["source"] for e in stored["events"] if e["type"] == "graph.agent.completed"]
+        assert done == PATH
+
+        # the same alert again: the first incident is recalled into the supervisor's prompt
+        again = client.post("/incident", json={"alert": P1_ALERT}, headers=headers).json()
+        events = client.get(f"/incidents/{again['run_id']}").json()["events"]
+        said = [
+            e["payload"]["content_preview"]
+            for e in events
+            if e["type"] == "graph.agent.completed" and e["source"] == "supervisor"
+        ]
+        assert said == [f"Recurring alert (seen before for this team): {FIRST_STEP}"]
+
+        health = client.get("/health").json()
+        assert health["status"] == "ok"
+        assert health["sessions"]["status"] == "ok"
+        assert health["sessions"]["sessions"] >= 2
+
+
+@pytest.mark.parametrize(
+    ("send", "where"),
+    [
+        ({"json": {"alrt": P1_ALERT}}, ["body", "alert"]),
+        ({"json": {"alert": ""}}, ["body", "alert"]),
+        ({"json": {"alert": ["not", "text"]}}, ["body", "alert"]),
+        ({"content": b"{not json", "headers": {"Content-Type": "application/json"}}, ["body", 1]),
+    ],
+)
+def test_app_rejects_malformed_bodies_with_422(
+    app_url: str, send: dict[str, Any], where: list[Any]
+) -> None:
+    headers = {"X-User-Id": "ops-team", **send.pop("headers", {})}
+    response = httpx.post(f"{app_url}/incident", headers=headers, timeout=10, **send)
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == where
+
+
+def test_app_requires_the_user_header_and_knows_its_runs(app_url: str) -> None:
+    missing = httpx.post(f"{app_url}/incident", json={"alert": P1_ALERT}, timeout=10)
+    assert missing.status_code == 422
+    assert missing.json()["detail"][0]["loc"] == ["header", "X-User-Id"]
+    unknown = httpx.get(f"{app_url}/incidents/no-such-run", timeout=10)
+    assert unknown.status_code == 404
