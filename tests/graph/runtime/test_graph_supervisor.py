@@ -136,7 +136,7 @@ class Approver(BaseAgent):
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # XPASS once BaseAgent is fixed: then drop this marker
     reason="BaseAgent.invoke wraps LangGraph's GraphInterrupt in AgentProcessError, so an"
     " interrupt() inside an agent fails the run; it must re-raise langgraph.errors.GraphBubbleUp"
     " untouched (and skip on_error/graph.agent.failed for it)",
