@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
@@ -135,12 +134,6 @@ class Approver(BaseAgent):
         return AgentResponse(agent_name=self.name, content=f"approved: {answer}")
 
 
-@pytest.mark.xfail(
-    strict=False,  # XPASS once BaseAgent is fixed: then drop this marker
-    reason="BaseAgent.invoke wraps LangGraph's GraphInterrupt in AgentProcessError, so an"
-    " interrupt() inside an agent fails the run; it must re-raise langgraph.errors.GraphBubbleUp"
-    " untouched (and skip on_error/graph.agent.failed for it)",
-)
 def test_interrupt_inside_an_agent_pauses_and_resumes_the_desk_run() -> None:
     agent = Approver(AgentConfig(name="approver", type="custom", description="Asks first"))
     builder = StateGraph(OrchestratorState)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import structlog
 from langchain_core.messages import AIMessage
+from langgraph.errors import GraphBubbleUp
 
 from deskwork.core.redact import redact_text
 from deskwork.graph._events import emit_graph_event
@@ -117,6 +118,9 @@ class BaseAgent(ABC):
         started = time.monotonic()
         try:
             run_state, response = await self._run_onion(state, config)
+        except GraphBubbleUp:  # interrupt() or a Command: LangGraph's control flow, not a failure
+            emit_graph_event("graph.agent.interrupted", self.name, {"agent_name": self.name})
+            raise
         except OrchestratorError as exc:
             self._report_failure(exc, started, request_id)
             raise
@@ -151,6 +155,8 @@ class BaseAgent(ABC):
                 response = await _hook(
                     self.name, mw, "after_invoke", mw.after_invoke, current, response, config
                 )
+        except GraphBubbleUp:  # the node runs again from the start when the graph resumes
+            raise
         except Exception as exc:
             await self._run_on_error(reversed(open_layers), current, exc, config)
             raise
