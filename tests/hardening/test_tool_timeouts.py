@@ -12,6 +12,7 @@ from deskwork import Desk, Job, Worker
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
+from deskwork.tools._pool import ToolThreadPool
 
 MODEL = "scripted/model"
 
@@ -99,3 +100,34 @@ def test_a_timed_out_sync_tool_gives_its_thread_slot_back() -> None:
         time.sleep(0.01)
     assert desk.tool_pool.running_abandoned == 0
     desk.close()
+
+
+def test_the_pool_keeps_its_size_when_a_call_that_waited_in_the_queue_is_abandoned() -> None:
+    pool = ToolThreadPool(1)
+    release_a, release_b = threading.Event(), threading.Event()
+    first = pool.submit(lambda: release_a.wait(5))
+    second = pool.submit(lambda: release_b.wait(5))  # queued behind the first
+    release_a.set()
+    assert first.result(timeout=2) is True
+    deadline = time.monotonic() + 2
+    while not second.running() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    pool.abandon(second)  # it timed out: it runs on, but no longer holds the slot
+    third = pool.submit(lambda: "third")
+    assert third.result(timeout=1) == "third"
+    release_b.set()
+    pool.shutdown()
+
+
+def test_an_abandoned_call_that_never_started_never_runs() -> None:
+    pool = ToolThreadPool(1)
+    release = threading.Event()
+    ran: list[str] = []
+    busy = pool.submit(lambda: release.wait(5))
+    queued = pool.submit(lambda: ran.append("queued"))
+    pool.abandon(queued)
+    release.set()
+    busy.result(timeout=2)
+    assert pool.submit(lambda: "after").result(timeout=2) == "after"
+    assert ran == [] and queued.cancelled()
+    pool.shutdown()

@@ -40,7 +40,8 @@ class ToolThreadPool:
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads = 0
-        self._idle = 0
+        self._waiting = 0  # threads blocked on the queue, ready to take an item
+        self._queued = 0  # items in the queue no thread has taken yet
         self._abandoned: set[Future[Any]] = set()
         self._closed = False
 
@@ -50,9 +51,9 @@ class ToolThreadPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the tool pool is shut down (the desk was closed)")
-            if self._idle > 0:
-                self._idle -= 1
-            elif self._threads - len(self._abandoned) < self.max_workers:
+            self._queued += 1
+            room = self._threads - len(self._abandoned) < self.max_workers
+            if self._queued > self._waiting and room:
                 self._threads += 1
                 self._start_thread()
             self._queue.put((future, fn, contextvars.copy_context()))
@@ -88,11 +89,15 @@ class ToolThreadPool:
 
     def _work(self) -> None:
         while True:
+            with self._lock:
+                self._waiting += 1
             item = self._queue.get()
-            if item is None:
-                with self._lock:
+            with self._lock:
+                self._waiting -= 1
+                if item is None:
                     self._threads -= 1
-                return
+                    return
+                self._queued -= 1
             future, fn, context = item
             if future.set_running_or_notify_cancel():
                 try:
@@ -106,7 +111,6 @@ class ToolThreadPool:
                 if self._threads - len(self._abandoned) > self.max_workers:
                     self._threads -= 1  # a replacement took this thread's slot
                     return
-                self._idle += 1
 
 
 _default: ToolThreadPool | None = None
