@@ -1,0 +1,270 @@
+"""The FastAPI application: REST routes, Server-Sent Events and the web viewer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from importlib.resources import files
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from deskwork.core.types import RunStatus
+from deskwork.runtime.desk import Desk
+from deskwork.runtime.runner import Runner
+from deskwork.serve._hub import EventHub
+from deskwork.serve._models import (
+    HistoryOut,
+    MessageIn,
+    ResumeIn,
+    RunAccepted,
+    RunIn,
+    RunList,
+    RunnerOut,
+    RunOut,
+    RunReport,
+    RunSummary,
+    SessionIn,
+    SessionOut,
+)
+from deskwork.serve._security import DEFAULT_MAX_BODY_BYTES, SecurityMiddleware
+from deskwork.serve._service import ApiError, RunService, report_json
+from deskwork.serve._sessions import SessionService
+
+__all__ = ["create_app"]
+
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "unknown runner, run or session"},
+    409: {"description": "the run is not in a state that allows this"},
+}
+
+
+def create_app(
+    desk: Desk,
+    *,
+    runners: Mapping[str, Runner] | None = None,
+    token: str | None = None,
+    cors_origins: list[str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    poll_interval: float = 0.5,
+) -> FastAPI:
+    """The HTTP API and web viewer of ``desk``.
+
+    Args:
+        desk: the desk whose runs are served.
+        runners: the runners clients may start, by name (default: the desk's registered
+            runners, looked up at each request).
+        token: when set, every API request needs ``Authorization: Bearer <token>``.
+        cors_origins: origins allowed by CORS (off when ``None``).
+        max_body_bytes: larger request bodies get 413.
+        poll_interval: how often streams of runs owned by another process poll the store.
+    """
+    state: dict[str, Any] = {}
+
+    def services() -> tuple[RunService, SessionService]:
+        if "runs" not in state:
+            hub = EventHub(desk.event_bus, asyncio.get_running_loop())
+            runs = RunService(desk, runners, hub, poll_interval=poll_interval)
+            state["runs"], state["sessions"] = runs, SessionService(runs)
+        return state["runs"], state["sessions"]
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        services()
+        yield
+        runs: RunService = state["runs"]
+        await runs.shutdown()
+        runs.hub.close()
+
+    app = FastAPI(
+        title="deskwork",
+        summary="Runs of a deskwork desk: start, follow (SSE), resume, cancel; sessions.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.services = services
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"detail": exc.message}, status_code=exc.status)
+
+    app.include_router(_run_routes())
+    app.include_router(_session_routes())
+    _viewer(app)
+    if cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+        )
+    app.add_middleware(SecurityMiddleware, token=token, max_body_bytes=max_body_bytes)
+    return app
+
+
+def _runs(request: Request) -> RunService:
+    service: RunService = request.app.state.services()[0]
+    return service
+
+
+def _sessions(request: Request) -> SessionService:
+    service: SessionService = request.app.state.services()[1]
+    return service
+
+
+Runs = Annotated[RunService, Depends(_runs)]
+Sessions = Annotated[SessionService, Depends(_sessions)]
+
+
+def _run_routes() -> APIRouter:
+    router = APIRouter(responses=_ERRORS)
+
+    @router.get("/runners", tags=["runs"])
+    async def list_runners(svc: Runs) -> list[RunnerOut]:
+        """The runners ``POST /runs`` can start."""
+        return [RunnerOut(name=n, runner_type=r.runner_type) for n, r in svc.runners().items()]
+
+    @router.post("/runs", tags=["runs"])
+    async def start_run(body: RunIn, svc: Runs, wait: bool = False) -> RunAccepted | RunReport:
+        """Start a run; with ``wait=true`` answer with its report when it ends or pauses."""
+        run_id, task = await svc.start(body.runner, body.job)
+        if wait:
+            return report_json(await asyncio.shield(task))
+        return RunAccepted(run_id=run_id, status="running")
+
+    @router.get("/runs", tags=["runs"])
+    async def list_runs(
+        svc: Runs,
+        status: RunStatus | None = None,
+        runner: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
+    ) -> RunList:
+        """Runs, most recently updated first."""
+        records = svc.desk.run_store.list_runs(limit + offset + 1, status=status, runner=runner)
+        page = records[offset : offset + limit]
+        more = len(records) > offset + limit
+        return RunList(
+            runs=[
+                RunSummary(
+                    run_id=r.run_id,
+                    status=r.status,
+                    runner=r.runner,
+                    created_at=r.created_at,
+                    updated_at=r.updated_at,
+                )
+                for r in page
+            ],
+            next_offset=offset + limit if more else None,
+        )
+
+    @router.get("/runs/{run_id}", tags=["runs"])
+    async def get_run(run_id: str, svc: Runs) -> RunOut:
+        """The run's report, runner, input and timestamps."""
+        return svc.view(run_id)
+
+    @router.get(
+        "/runs/{run_id}/events",
+        tags=["runs"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def run_events(
+        run_id: str,
+        svc: Runs,
+        last_event_id: Annotated[str | None, Header()] = None,
+        after: Annotated[int | None, Query(ge=-1)] = None,
+    ) -> StreamingResponse:
+        """Server-Sent Events: the stored events, then live ones until the run ends or
+        pauses. ``id:`` is the event's position; reconnect with ``Last-Event-ID``."""
+        start = after if after is not None else _last_id(last_event_id)
+        svc.record(run_id)  # 404 before the stream starts
+        return StreamingResponse(
+            svc.events(run_id, start), media_type="text/event-stream", headers=_SSE_HEADERS
+        )
+
+    @router.post("/runs/{run_id}/resume", tags=["runs"])
+    async def resume_run(
+        run_id: str, body: ResumeIn, svc: Runs, wait: bool = False
+    ) -> RunAccepted | RunReport:
+        """Answer a paused run's pending action (true/false for approvals, text for input)."""
+        task = await svc.resume(run_id, body.decision)
+        if wait:
+            return report_json(await asyncio.shield(task))
+        return RunAccepted(run_id=run_id, status="running")
+
+    @router.post("/runs/{run_id}/cancel", tags=["runs"])
+    async def cancel_run(run_id: str, svc: Runs) -> RunOut:
+        """Cancel a running run of this server, or end a paused run; it ends ``failed``."""
+        await svc.cancel(run_id)
+        return svc.view(run_id)
+
+    @router.get(
+        "/events",
+        tags=["runs"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def lifecycle(svc: Runs) -> StreamingResponse:
+        """Server-Sent Events: ``run.*`` events of every run as they happen (no replay)."""
+        return StreamingResponse(
+            svc.lifecycle(), media_type="text/event-stream", headers=_SSE_HEADERS
+        )
+
+    return router
+
+
+def _last_id(header: str | None) -> int:
+    if header is None:
+        return -1
+    try:
+        return max(int(header.strip()), -1)
+    except ValueError:
+        raise ApiError(400, f"Last-Event-ID must be an event position, not {header!r}") from None
+
+
+def _session_routes() -> APIRouter:
+    router = APIRouter(responses=_ERRORS, tags=["sessions"])
+
+    @router.post("/sessions")
+    async def create_session(body: SessionIn, svc: Sessions) -> SessionOut:
+        """Open (or create) a conversation with a worker runner."""
+        return svc.create(body)
+
+    @router.post(
+        "/sessions/{session_id}/messages",
+        responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+        response_model=None,
+    )
+    async def send_message(
+        session_id: str, body: MessageIn, svc: Sessions
+    ) -> StreamingResponse | RunReport:
+        """Send a message: its events (``stream.token`` included) as Server-Sent Events,
+        ending with an ``end`` event carrying the report; or the report (``stream: none``)."""
+        if body.stream == "none":
+            return await svc.send(session_id, body.message)
+        stream = svc.stream(session_id, body.message)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=_SSE_HEADERS)
+
+    @router.get("/sessions/{session_id}/messages")
+    async def history(session_id: str, svc: Sessions) -> HistoryOut:
+        """The session's stored conversation."""
+        return svc.history(session_id)
+
+    return router
+
+
+def _viewer(app: FastAPI) -> None:
+    static = files("deskwork.serve") / "static"
+    index = (static / "index.html").read_text(encoding="utf-8")
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def viewer() -> HTMLResponse:
+        return HTMLResponse(index)

@@ -1,0 +1,156 @@
+"""Pydantic models of every request and response body of the HTTP API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deskwork.core.pending import PendingAction
+from deskwork.core.types import RunStatus
+
+__all__ = [
+    "EventOut",
+    "HistoryOut",
+    "JobIn",
+    "MessageIn",
+    "ResumeIn",
+    "RunAccepted",
+    "RunIn",
+    "RunList",
+    "RunOut",
+    "RunReport",
+    "RunSummary",
+    "RunnerOut",
+    "SessionIn",
+    "SessionOut",
+]
+
+
+class JobIn(BaseModel):
+    """The job of a new run: the fields of :class:`deskwork.Job` a client may set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: Any = Field(description="The job's input (text or JSON).")
+    expected_output: str | None = None
+    constraints: str | list[str] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+
+class RunIn(BaseModel):
+    """``POST /runs``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runner: str = Field(min_length=1, description="The name of a runner registered on the desk.")
+    job: JobIn
+
+
+class ResumeIn(BaseModel):
+    """``POST /runs/{id}/resume``: the approval (true/false) or the user's input."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Any = None
+
+
+class RunAccepted(BaseModel):
+    """The answer of ``POST /runs`` and ``POST /runs/{id}/resume`` without ``wait``."""
+
+    run_id: str
+    status: RunStatus
+
+
+class RunReport(BaseModel):
+    """A run's report as JSON."""
+
+    run_id: str
+    status: RunStatus
+    content: str | None = None
+    data: Any = None
+    errors: list[str] = Field(default_factory=list)
+    pending_action: PendingAction | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunOut(RunReport):
+    """``GET /runs/{id}``: the report plus the runner, the input and timestamps."""
+
+    runner: str | None = None
+    input: Any = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class RunSummary(BaseModel):
+    """One row of ``GET /runs``."""
+
+    run_id: str
+    status: RunStatus
+    runner: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class RunList(BaseModel):
+    """``GET /runs``: newest first; pass ``offset=next_offset`` for the next page."""
+
+    runs: list[RunSummary]
+    next_offset: int | None = None
+
+
+class RunnerOut(BaseModel):
+    """A runner the API can start."""
+
+    name: str
+    runner_type: str
+
+
+class EventOut(BaseModel):
+    """One event of a run, as sent in the ``data:`` line of the event stream."""
+
+    position: int
+    event_id: str
+    type: str
+    timestamp: datetime
+    run_id: str
+    source: str
+    payload: dict[str, Any]
+
+
+class SessionIn(BaseModel):
+    """``POST /sessions``: a conversation with a worker runner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runner: str = Field(min_length=1)
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    metadata: dict[str, Any] | None = None
+
+
+class SessionOut(BaseModel):
+    """A session."""
+
+    session_id: str
+    runner: str
+
+
+class MessageIn(BaseModel):
+    """``POST /sessions/{id}/messages``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1)
+    stream: Literal["sse", "none"] = Field(
+        default="sse", description="'sse' streams the turn's events; 'none' returns the report."
+    )
+
+
+class HistoryOut(BaseModel):
+    """``GET /sessions/{id}/messages``."""
+
+    session_id: str
+    messages: list[dict[str, Any]]

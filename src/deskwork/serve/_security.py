@@ -1,0 +1,121 @@
+"""ASGI middleware: bearer-token check (constant time) and a request body size limit.
+
+Both answer before routing, so a refused request learns nothing about runs or runners.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "SecurityMiddleware", "is_loopback"]
+
+DEFAULT_MAX_BODY_BYTES = 1_000_000
+"""Bodies larger than this are refused with 413."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_PUBLIC_PREFIXES = ("/static/",)
+_PUBLIC_PATHS = frozenset({"/", "/favicon.ico"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine."""
+    return host in {"127.0.0.1", "::1", "localhost"} or host.startswith("127.")
+
+
+async def _reply(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class SecurityMiddleware:
+    """Refuses requests without the bearer token (401) and bodies over the limit (413).
+
+    The viewer's static files are public (they hold no data); the viewer sends the token
+    with its API calls.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        if self.token is not None and not self._public(scope) and not self._authorized(headers):
+            await _reply(
+                send, 401, "missing or invalid bearer token", [(b"www-authenticate", b"Bearer")]
+            )
+            return
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
+            await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
+            return
+        await self._call_limited(scope, receive, send)
+
+    def _public(self, scope: Scope) -> bool:
+        path = str(scope.get("path", ""))
+        return scope.get("method") == "GET" and (
+            path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIXES)
+        )
+
+    def _authorized(self, headers: dict[bytes, bytes]) -> bool:
+        assert self.token is not None
+        value = headers.get(b"authorization", b"")
+        scheme, _, given = value.partition(b" ")
+        expected = self.token
+        ok = hmac.compare_digest(given.strip(), expected)
+        return ok and scheme.lower() == b"bearer"
+
+    async def _call_limited(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Read the body first (it is small JSON), so a chunked body over the limit is
+        refused before the app sees it; then hand the app the buffered body."""
+        if scope.get("method") not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > self.max_body_bytes:
+                await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for the disconnect
+
+        await self.app(scope, replay, send)

@@ -1,0 +1,50 @@
+"""Run the app with uvicorn, enforcing the bind rule: off-loopback needs a token."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from deskwork.exceptions import ConfigurationError
+from deskwork.runtime.desk import Desk
+from deskwork.runtime.runner import Runner
+from deskwork.serve._security import is_loopback
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "check_bind", "serve"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+TOKEN_ENV = "DESKWORK_SERVE_TOKEN"
+"""The environment variable read when no token is given."""
+
+
+def check_bind(host: str, token: str | None) -> str | None:
+    """The token to use; raises when ``host`` leaves this machine without one."""
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if token is None and not is_loopback(host):
+        raise ConfigurationError(
+            f"binding {host} exposes the API beyond this machine: set a bearer token with"
+            f" --token or ${TOKEN_ENV}"
+        )
+    return token
+
+
+def serve(
+    desk: Desk,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    runners: Mapping[str, Runner] | None = None,
+    cors_origins: list[str] | None = None,
+    **uvicorn_options: Any,
+) -> None:
+    """Serve ``desk`` until interrupted (blocking)."""
+    import uvicorn
+
+    from deskwork.serve._app import create_app
+
+    token = check_bind(host, token)
+    app = create_app(desk, runners=runners, token=token, cors_origins=cors_origins)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)

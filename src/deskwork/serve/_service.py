@@ -1,0 +1,294 @@
+"""What the HTTP routes do with the desk: start, resume, cancel, look up and stream runs.
+
+The server keeps no state of its own beyond the asyncio tasks of the runs it started: runs,
+events and paused states live in the desk's run store, so any process sharing that store
+sees the same runs (streams of runs owned elsewhere follow the store by polling).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from deskwork.core.event import Event, EventType
+from deskwork.core.job import Job
+from deskwork.core.redact import redact, redact_model, redact_text
+from deskwork.core.report import Report
+from deskwork.core.state import RunRecord
+from deskwork.runtime.desk import Desk
+from deskwork.runtime.runner import Runner
+from deskwork.serve._hub import EventHub
+from deskwork.serve._models import JobIn, RunOut, RunReport
+from deskwork.utils import new_id, to_jsonable, utc_now
+
+__all__ = ["END_EVENTS", "ApiError", "RunService", "report_json", "sse_frame"]
+
+END_EVENTS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
+"""A run's event stream ends after one of these."""
+
+
+class ApiError(Exception):
+    """An error the API answers with ``status`` and ``{"detail": message}``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def report_json(report: Report) -> RunReport:
+    """The JSON form of a report (no messages, no events: see ``/runs/{id}/events``),
+    redacted as the run store keeps it."""
+    pending = report.pending_action
+    return RunReport(
+        run_id=report.run_id,
+        status=report.status,
+        content=None if report.content is None else redact_text(report.content),
+        data=redact(to_jsonable(report.data)),
+        errors=[redact_text(e) for e in report.errors],
+        pending_action=None if pending is None else redact_model(pending),
+        metrics=to_jsonable(report.metrics),
+    )
+
+
+def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:
+    """One Server-Sent Events frame."""
+    lines = []
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    if event is not None:
+        lines.append(f"event: {event}")
+    lines.append("data: " + json.dumps(data, separators=(",", ":"), default=str))
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+def _event_data(position: int, event: Event) -> dict[str, Any]:
+    return {"position": position, **event.model_dump(mode="json")}
+
+
+class RunService:
+    """Starts and follows runs of one desk on the server's event loop."""
+
+    def __init__(
+        self,
+        desk: Desk,
+        runners: Mapping[str, Runner] | None,
+        hub: EventHub,
+        *,
+        poll_interval: float = 0.5,
+        keepalive: float = 15.0,
+    ) -> None:
+        self.desk = desk
+        self._fixed = dict(runners) if runners is not None else None
+        self.hub = hub
+        self.poll_interval = poll_interval
+        self.keepalive = keepalive
+        self.tasks: dict[str, asyncio.Task[Report]] = {}
+        self._resuming: set[str] = set()
+
+    # -- runners ------------------------------------------------------------------------
+
+    def runners(self) -> dict[str, Runner]:
+        """The runners clients may start, by name."""
+        if self._fixed is not None:
+            return dict(self._fixed)
+        found: dict[str, Runner] = {}
+        for runner in self.desk.registered_runners():
+            found.setdefault(runner.name, runner)
+        return found
+
+    def runner(self, name: str) -> Runner:
+        runner = self.runners().get(name)
+        if runner is None:
+            raise ApiError(404, f"unknown runner {name!r}; see GET /runners")
+        return runner
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def _track(self, run_id: str, task: asyncio.Task[Report]) -> None:
+        self.tasks[run_id] = task
+        task.add_done_callback(lambda t: self._forget(run_id, t))
+
+    def _forget(self, run_id: str, task: asyncio.Task[Report]) -> None:
+        if self.tasks.get(run_id) is task:
+            del self.tasks[run_id]
+        if not task.cancelled():
+            task.exception()  # retrieved: a failing task is reported by its waiter, if any
+
+    async def start(self, runner_name: str, job_in: JobIn) -> tuple[str, asyncio.Task[Report]]:
+        """Start a run; it is recorded in the store when this returns."""
+        runner = self.runner(runner_name)
+        job = Job(**job_in.model_dump(exclude_none=True))
+        run_id = new_id()
+        task = asyncio.ensure_future(self.desk.arun(runner, job, run_id=run_id))
+        self._track(run_id, task)
+        await asyncio.sleep(0)  # the desk records the run before the runner's first await
+        return run_id, task
+
+    def record(self, run_id: str) -> RunRecord:
+        record = self.desk.run_store.get_run(run_id)
+        if record is None:
+            raise ApiError(404, f"unknown run {run_id!r}")
+        return record
+
+    async def resume(self, run_id: str, decision: Any) -> asyncio.Task[Report]:
+        """Resume a paused run; 409 when it is not paused (or another resume won)."""
+        record = self.record(run_id)
+        if record.status != "paused" or run_id in self._resuming:
+            raise ApiError(409, f"run {run_id} is {record.status}, not paused")
+        self._resuming.add(run_id)
+        try:
+            task = asyncio.ensure_future(self.desk.aresume(run_id, decision))
+            await asyncio.sleep(0)  # the desk claims the pause before the runner's first await
+        finally:
+            self._resuming.discard(run_id)
+        if task.done():
+            exc = task.exception()
+            if exc is not None:
+                raise ApiError(409, f"run {run_id} cannot resume: {exc}")
+            report = task.result()
+            if report.status == "failed" and not report.events:  # refused, nothing ran
+                raise ApiError(409, "; ".join(report.errors) or f"run {run_id} is not paused")
+        self._track(run_id, task)
+        return task
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel a run this server is running, or end a paused run as failed."""
+        record = self.record(run_id)
+        task = self.tasks.get(run_id)
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=10)
+            return
+        if record.status == "paused" and self.desk.run_store.claim_paused(run_id):
+            self._end_paused(record)
+            return
+        if record.status == "running":
+            raise ApiError(
+                409, f"run {run_id} is not running in this server; it cannot be cancelled"
+            )
+        raise ApiError(409, f"run {run_id} is {record.status}; only running or paused runs cancel")
+
+    def _end_paused(self, record: RunRecord) -> None:
+        errors = ["run cancelled"]
+        event = Event(
+            event_id=new_id(),
+            type=EventType.RUN_FAILED,
+            timestamp=utc_now(),
+            run_id=record.run_id,
+            source="deskwork.serve",
+            payload={"errors": errors},
+        )
+        store = self.desk.run_store
+        store.add_event(event)
+        store.update_run(record.run_id, "failed", record.output, record.output_json, None)
+        self.desk.event_bus.emit(event)
+
+    def view(self, run_id: str) -> RunOut:
+        """``GET /runs/{id}``."""
+        record = self.record(run_id)
+        state = record.state
+        errors: list[str] = []
+        if record.status == "failed":
+            for event in reversed(self.desk.run_store.get_events(run_id)):
+                if event.type == EventType.RUN_FAILED:
+                    errors = [str(e) for e in event.payload.get("errors", [])]
+                    break
+        return RunOut(
+            run_id=record.run_id,
+            status=record.status,
+            content=record.output,
+            data=record.output_json,
+            errors=errors,
+            pending_action=state.pending_action if state and record.status == "paused" else None,
+            metrics=to_jsonable(state.metrics) if state else {},
+            runner=record.runner,
+            input=record.input,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
+
+    # -- event streams ------------------------------------------------------------------
+
+    async def events(self, run_id: str, after: int) -> AsyncIterator[bytes]:
+        """The run's events from position ``after + 1``: stored ones, then live ones, until
+        the run completes, fails or pauses. Each frame's ``id`` is the event's position."""
+        self.record(run_id)
+        sub = self.hub.subscribe(run_id)
+        try:
+            stored = self.desk.run_store.get_events(run_id)
+            seen = {e.event_id for e in stored}
+            for position in range(max(after + 1, 0), len(stored)):
+                yield sse_frame(_event_data(position, stored[position]), event_id=position)
+            position = len(stored)
+            if stored and stored[-1].type in END_EVENTS:
+                yield sse_frame({"status": stored[-1].type.removeprefix("run.")}, event="end")
+                return
+            async for event in self._follow(run_id, sub, seen, position):
+                if event is None:
+                    yield b": keepalive\n\n"
+                    continue
+                if position > after:
+                    yield sse_frame(_event_data(position, event), event_id=position)
+                position += 1
+                if event.type in END_EVENTS:
+                    yield sse_frame({"status": event.type.removeprefix("run.")}, event="end")
+                    return
+        finally:
+            sub.close()
+
+    async def _follow(
+        self, run_id: str, sub: Any, seen: set[str], position: int
+    ) -> AsyncIterator[Event | None]:
+        """Live events not yet seen; between them, the store is polled (for runs owned by
+        another process) and ``None`` asks for a keep-alive comment."""
+        quiet = 0.0
+        while True:
+            event = await sub.get(self.poll_interval)
+            if event is not None:
+                quiet = 0.0
+                if event.event_id not in seen:
+                    seen.add(event.event_id)
+                    position += 1
+                    yield event
+                continue
+            stored = self.desk.run_store.get_events(run_id)
+            for missed in stored[position:]:
+                if missed.event_id not in seen:
+                    seen.add(missed.event_id)
+                    position += 1
+                    quiet = 0.0
+                    yield missed
+            quiet += self.poll_interval
+            if quiet >= self.keepalive:
+                quiet = 0.0
+                yield None
+
+    async def lifecycle(self) -> AsyncIterator[bytes]:
+        """Run status changes of every run (for the live runs list); no replay."""
+        sub = self.hub.subscribe(None)
+        quiet = 0.0
+        try:
+            while True:
+                event = await sub.get(self.poll_interval)
+                if event is None:
+                    quiet += self.poll_interval
+                    if quiet >= self.keepalive:
+                        quiet = 0.0
+                        yield b": keepalive\n\n"
+                    continue
+                if event.type.startswith("run."):
+                    quiet = 0.0
+                    yield sse_frame(event.model_dump(mode="json"))
+        finally:
+            sub.close()
+
+    async def shutdown(self) -> None:
+        """Cancel the runs still going (they end ``failed``: run cancelled)."""
+        tasks = [t for t in self.tasks.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
