@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from deskwork._extras import require
 from deskwork._sync import run_sync
 from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import BaseModelAdapter
@@ -84,6 +86,7 @@ class Desk:
         max_cost_usd: float | None = None,
         retry_policy: RetryPolicy | None = None,
         database_url: str | None = None,
+        durable: bool = False,
     ) -> None:
         self.model = model
         self.temperature = temperature
@@ -126,6 +129,8 @@ class Desk:
         self._live_states: OrderedDict[str, RunState] = OrderedDict()
         self._live_runners: OrderedDict[str, Runner] = OrderedDict()
         self._starting: set[str] = set()  # caller-chosen run ids of runs in progress
+        self.durable = durable
+        """Run each run as a DBOS workflow on :attr:`database_url` (see ``docs/durable.md``)."""
 
     # -- owned components (created on first use, so a Desk is cheap to make) ------------
 
@@ -286,6 +291,11 @@ class Desk:
         runner = _as_runner(runner)
         run_id = self._claim_run_id(run_id)
         try:
+            if self.durable and not _durable().in_step():  # a tool's child run stays inline
+                durable: Report = await _durable().arun(
+                    self, runner, job, run_id, stream, limits, on_event
+                )
+                return durable
             return await self._start(runner, job, run_id, stream, on_event, limits)
         finally:
             self._starting.discard(run_id)
@@ -509,12 +519,71 @@ class Desk:
         report.events = list(config.events)
         return report
 
+    # -- durable runs (Desk(durable=True); docs/durable.md) ------------------------------
+
+    def submit(
+        self,
+        runner: Runner | Pregel[Any, Any, Any, Any],
+        job: Job | str,
+        *,
+        queue: str = "default",
+        priority: int | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """Queue ``job`` for a durable worker (this process or ``deskwork worker``); returns
+        the run id at once. Lower ``priority`` runs first.
+
+        Raises:
+            ConfigurationError: the desk is not durable, or the database is unreachable.
+        """
+        job = job if isinstance(job, Job) else Job(input=job)
+        run_id = self._claim_run_id(run_id)
+        self._starting.discard(run_id)
+        submitted: str = self._durable_api().submit(
+            self, _as_runner(runner), job, run_id, queue, priority
+        )
+        return submitted
+
+    async def aresult(self, run_id: str, timeout: float | None = None) -> Report:
+        """Wait for the durable run ``run_id`` and return its report.
+
+        Raises:
+            TimeoutError: it did not end within ``timeout`` seconds.
+        """
+        report: Report = await self._durable_api().aresult(self, run_id, timeout)
+        return report
+
+    def result(self, run_id: str, timeout: float | None = None) -> Report:
+        """Synchronous :meth:`aresult`."""
+        return run_sync(self.aresult(run_id, timeout), api="result")
+
+    def cancel(self, run_id: str) -> None:
+        """Cancel a queued or running durable run; it ends ``failed`` ("run cancelled")."""
+        self._durable_api().cancel(self, run_id)
+
+    async def arecover(self) -> list[Report]:
+        """Continue every unfinished durable run of a dead process whose runner is
+        registered here; their reports (``[]`` when nothing is unfinished)."""
+        reports: list[Report] = await self._durable_api().arecover(self)
+        return reports
+
+    def recover(self) -> list[Report]:
+        """Synchronous :meth:`arecover`."""
+        return run_sync(self.arecover(), api="recover")
+
+    def _durable_api(self) -> Any:
+        if not self.durable:
+            raise ConfigurationError("durable runs need Desk(durable=True)")
+        return _durable()
+
     def close(self) -> None:
         """Release the stores this desk opened (SQLite connections); the desk is unusable after.
 
         Stores passed in by the caller are left open: the caller owns them. Sync tools still
         running (timed out, say) are not waited for: they end on their daemon threads.
         """
+        if self.durable and "deskwork.runtime._durable" in sys.modules:
+            sys.modules["deskwork.runtime._durable"].release(self)
         if self._tool_pool is not None:
             self._tool_pool.shutdown()
         for store in (self._run_store, self._session_store, self._memory_store):
@@ -559,6 +628,14 @@ def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:
 
         return GraphRunner(runner)
     return runner  # type: ignore[return-value]  # a Runner (or misuse, failing in the run)
+
+
+def _durable() -> Any:
+    """``deskwork.runtime._durable`` (imports DBOS: the ``dbos`` extra)."""
+    require("dbos", "dbos")
+    from deskwork.runtime import _durable as module
+
+    return module
 
 
 def _stored_state(state: RunState) -> RunState:

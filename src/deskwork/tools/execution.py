@@ -19,6 +19,7 @@ from deskwork._sync import run_sync
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
+from deskwork.tools._step_hook import tool_step_hook
 from deskwork.tools.base import Tool
 from deskwork.utils import to_jsonable
 
@@ -55,6 +56,18 @@ async def aexecute_tool(
         cancel_event: when set while the tool runs, the tool is cancelled.
         pool: the thread pool for sync tools (default: the process-wide pool).
     """
+    hook = tool_step_hook.get()
+    if hook is not None:  # a durable run: the whole call is one checkpointed step
+        return await hook(tool, call, lambda: _execute(tool, call, cancel_event, pool))
+    return await _execute(tool, call, cancel_event, pool)
+
+
+async def _execute(
+    tool: Tool,
+    call: ToolCall,
+    cancel_event: asyncio.Event | None,
+    pool: ToolThreadPool | None,
+) -> ToolResult:
     failure = await _run_pre_hooks(tool, call)
     if failure is not None:
         return await _run_post_hooks(tool, call, failure)

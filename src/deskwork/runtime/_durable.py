@@ -1,0 +1,619 @@
+"""Durable runs on DBOS Transact: what ``Desk(durable=True)`` adds.
+
+Where DBOS sits::
+
+    desk.arun / desk.submit ──► DBOS workflow "deskwork.run" (workflow id = run id)
+                                   │  runner.arun(config, job)   (the runner is unchanged)
+                                   ├─ model call ──► DBOS step "deskwork.model"  (DurableAdapter)
+                                   └─ tool call  ──► DBOS step "deskwork.tool:<name>"
+                                                     (tools._step_hook, set for the run)
+
+A step's result is checkpointed in DBOS's system tables; when a crashed run is recovered the
+workflow runs again from the top and every finished step returns its recorded result instead
+of running, so a finished tool call never runs twice and the model is not asked again.
+Events the replay emits a second time are recognised and dropped (:class:`_Replay`), so the
+stored events read as one run with a ``run.recovered`` event where it picked up.
+
+DBOS is a process-wide singleton: one durable database per process (:class:`_Engine`). Each
+process has its own executor id and holds the executor lock of ``_executor_lock``, which is how
+``recover()`` knows a dead executor's runs may be taken over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import threading
+import uuid
+import weakref
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
+from deskwork.core.event import Event, EventType
+from deskwork.core.job import Job
+from deskwork.core.redact import redact, redact_text
+from deskwork.core.report import Report
+from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
+from deskwork.runtime._budget import Budget, current_budget
+from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
+from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
+from deskwork.tools._step_hook import tool_step_hook
+from deskwork.utils import to_jsonable
+
+if TYPE_CHECKING:
+    from deskwork.core.tool_call import ToolCall, ToolResult
+    from deskwork.runtime.config import EventEmitter
+    from deskwork.runtime.desk import Desk
+    from deskwork.runtime.runner import Runner
+    from deskwork.tools.base import Tool
+
+from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
+from dbos._context import get_local_dbos_context
+
+__all__ = [
+    "RUN_RECOVERED",
+    "RUN_UNRECOVERABLE",
+    "WORKFLOW_NAME",
+    "DurableAdapter",
+    "engine_for",
+]
+
+WORKFLOW_NAME = "deskwork.run"
+RUN_RECOVERED = "run.recovered"
+"""Emitted when a recovered run picks up (after the events it had stored before)."""
+RUN_UNRECOVERABLE = "run.unrecoverable"
+"""Emitted (once) when ``recover()`` cannot continue a run; its payload says why."""
+APP_NAME = "deskwork"
+QUEUE_POLL_SECONDS = 0.2
+RESULT_POLL_SECONDS = 0.05
+_DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
+_log = logging.getLogger("deskwork.durable")
+
+
+def in_step() -> bool:
+    """Whether the caller runs inside a step of a durable run (a tool's child run, say)."""
+    ctx = get_local_dbos_context()
+    return ctx is not None and ctx.is_step()
+
+
+def in_workflow() -> bool:
+    """Whether the caller is workflow code of a durable run (not inside one of its steps)."""
+    ctx = get_local_dbos_context()
+    return ctx is not None and ctx.is_workflow()
+
+
+# -- the model port and the tool executor as steps ------------------------------------------
+
+
+class _Chunks:
+    """A streamed model answer as recorded by its step (replayed as a stream)."""
+
+    def __init__(self, chunks: list[StreamChunk]) -> None:
+        self.chunks = chunks
+
+
+async def _replay_stream(chunks: list[StreamChunk]) -> AsyncIterator[StreamChunk]:
+    for chunk in chunks:
+        yield chunk
+
+
+async def _collect(result: Any) -> ModelResponse | _Chunks:
+    if isinstance(result, ModelResponse):
+        return result
+    if hasattr(result, "__aiter__"):
+        return _Chunks([chunk async for chunk in result])
+    return _Chunks(list(result))
+
+
+class DurableAdapter(BaseModelAdapter):
+    """The desk's adapter, with each call a DBOS step inside a durable run.
+
+    Outside a durable workflow (or inside a step, such as a tool's child run) calls go straight
+    to the wrapped adapter. A streamed answer is read to its end inside the step and replayed
+    to the runner as a stream.
+    """
+
+    def __init__(self, inner: BaseModelAdapter) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def acomplete(self, **params: Any) -> Any:
+        if not in_workflow():
+            return await _maybe_await(self.inner.acomplete(**params))
+
+        async def step() -> ModelResponse | _Chunks:
+            return await _collect(await _maybe_await(self.inner.acomplete(**params)))
+
+        result = await DBOS.run_step_async({"name": "deskwork.model"}, step)
+        if isinstance(result, _Chunks):
+            return _replay_stream(result.chunks)
+        return result
+
+    async def astructured_complete(self, **params: Any) -> ModelResponse:
+        from deskwork.adapters._seam import _structured_once
+
+        async def call() -> ModelResponse:
+            result: ModelResponse = await _structured_once(self.inner, params)
+            return result
+
+        if not in_workflow():
+            return await call()
+        return await DBOS.run_step_async({"name": "deskwork.model.structured"}, call)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if isinstance(value, Awaitable):
+        return await value
+    return value
+
+
+async def _tool_step(
+    tool: Tool, call: ToolCall, run: Callable[[], Awaitable[ToolResult]]
+) -> ToolResult:
+    if not in_workflow():
+        return await run()
+
+    async def step() -> ToolResult:
+        return await run()
+
+    return await DBOS.run_step_async({"name": f"deskwork.tool:{tool.name}"}, step)
+
+
+# -- events: a replay emits nothing twice -------------------------------------------------
+
+_VOLATILE = ("duration", "elapsed", "latency", "timestamp", "_ms", "_at", "_seconds")
+
+
+def _event_key(event_type: str, source: str, payload: dict[str, Any]) -> str:
+    def stable(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: stable(v)
+                for k, v in value.items()
+                if not any(mark in str(k) for mark in _VOLATILE)
+            }
+        if isinstance(value, list):
+            return [stable(v) for v in value]
+        return value
+
+    body = json.dumps(stable(to_jsonable(payload)), sort_keys=True, default=str)
+    return f"{event_type}\x00{source}\x00{body}"
+
+
+class _Replay:
+    """Drops an event that a recovered run emits again (same type, source and payload, up to
+    timings) when the run had stored it before the crash; each stored event absorbs one."""
+
+    def __init__(self, stored: list[Event]) -> None:
+        self._left = Counter(_event_key(e.type, e.source, e.payload) for e in stored)
+
+    def wrap(self, emit: EventEmitter) -> EventEmitter:
+        def replaying(event_type: str, source: str, payload: dict[str, Any]) -> None:
+            key = _event_key(str(event_type), source, redact(payload) if payload else {})
+            if self._left[key] > 0:
+                self._left[key] -= 1
+                return
+            emit(event_type, source, payload)
+
+        return replaying
+
+
+# -- the workflow ---------------------------------------------------------------------------
+
+
+@DBOS.workflow(name=WORKFLOW_NAME)
+async def _run_workflow(request: dict[str, Any]) -> dict[str, Any]:
+    """One durable run (registered at import, under a stable name, before DBOS launches)."""
+    return await _execute(request)
+
+
+_live_reports: dict[str, Report] = {}
+"""Reports of runs that finished in this process (exact objects, for the caller here)."""
+
+
+async def _execute(request: dict[str, Any]) -> dict[str, Any]:
+    run_id: str = request["run_id"]
+    desk, runner = _engine().find(request["runner_type"], request["runner_name"])
+    if desk is None or runner is None:
+        raise RunnerNotRegisteredError(
+            f"run {run_id}: {request['runner_type']} {request['runner_name']!r} is not"
+            " registered on a durable desk of this process"
+        )
+    record = desk.run_store.get_run(run_id)
+    if record is not None and record.status not in ("running",):
+        report = _report_from_store(desk, run_id)  # it ended before DBOS recorded the end
+        return _dump(report)
+    report = await _run(desk, runner, request, recovered=record is not None)
+    _live_reports[run_id] = report
+    return _dump(report)
+
+
+_listeners: dict[str, Callable[[Event], None]] = {}
+"""``on_event`` listeners of runs started by ``desk.arun`` in this process."""
+
+
+async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered: bool) -> Report:
+    run_id = request["run_id"]
+    job = Job.from_state(request["job"])
+    events: list[Event] = desk.run_store.get_events(run_id) if recovered else []
+    inner = desk._emitter(run_id, events, _listeners.pop(run_id, None))
+    emit = _Replay(events).wrap(inner) if recovered else inner
+    config = desk.config(run_id, stream=request.get("stream"), emit=emit)
+    if request.get("limits"):
+        config = config.with_overrides(**request["limits"])
+    config.events = events
+    config.adapter = DurableAdapter(desk.adapter)
+    config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, parent=current_budget.get())
+    if recovered:
+        inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
+    else:
+        desk.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
+        emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
+    token = tool_step_hook.set(_tool_step)
+    try:
+        return await desk._complete(runner, config, runner.arun(config, job))
+    finally:
+        tool_step_hook.reset(token)
+
+
+def _dump(report: Report) -> dict[str, Any]:
+    data: dict[str, Any] = report.model_dump(mode="json", exclude={"events"})
+    return data
+
+
+def _report_from_store(desk: Desk, run_id: str) -> Report:
+    record = desk.run_store.get_run(run_id)
+    events = desk.run_store.get_events(run_id)
+    if record is None:
+        return Report(run_id=run_id, status="failed", errors=[f"unknown run {run_id!r}"])
+    errors: list[str] = []
+    for event in events:
+        if event.type == EventType.RUN_FAILED:
+            errors = [str(e) for e in event.payload.get("errors", [])]
+    metrics = record.state.metrics if record.state is not None else {}
+    return Report(
+        run_id=run_id,
+        status=record.status,
+        content=record.output,
+        data=record.output_json,
+        errors=errors,
+        metrics=metrics,
+        events=events,
+    )
+
+
+# -- the process-wide engine ----------------------------------------------------------------
+
+
+def _system_url(database_url: str) -> str:
+    """DBOS's system database: the desk's PostgreSQL database (schema ``dbos``), or a SQLite
+    file beside the desk's (``deskwork.dbos.db``) so the two never contend for one file lock."""
+    if is_postgres(database_url):
+        return database_url
+    path = sqlite_path(database_url)
+    assert path is not None
+    return f"sqlite:///{path.with_name(path.stem + '.dbos' + path.suffix)}"
+
+
+def _new_executor_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+class _Engine:
+    """DBOS launched on one database for this process, and the durable desks using it."""
+
+    def __init__(self, database_url: str, queues: list[str] | None) -> None:
+        self.database_url = database_url
+        self.executor_id = os.environ.get("DESKWORK_EXECUTOR_ID") or _new_executor_id()
+        self.desks: weakref.WeakSet[Desk] = weakref.WeakSet()
+        self.lock: ExecutorLock = open_executor_lock(database_url)
+        self.queues: set[str] = set()
+        self._launch(queues)
+
+    def _launch(self, queues: list[str] | None) -> None:
+        url = self.database_url
+        path = sqlite_path(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        config: Any = {
+            "name": os.environ.get("DESKWORK_APP_NAME", APP_NAME),
+            "system_database_url": _system_url(url),
+            "executor_id": self.executor_id,
+            "log_level": os.environ.get("DESKWORK_DBOS_LOG_LEVEL", "WARNING"),
+            "notification_listener_polling_interval_sec": 0.1,
+        }
+        try:
+            self.lock.hold(self.executor_id)
+            DBOS(config=config)
+            if queues is not None:
+                DBOS.listen_queues(queues)
+            DBOS.launch()
+        except Exception as exc:
+            self.lock.release()
+            with contextlib.suppress(Exception):
+                DBOS.destroy()
+            if isinstance(exc, ConfigurationError):
+                raise
+            raise ConfigurationError(
+                f"cannot start durable runs on {redact_url(url)}:"
+                f" {type(exc).__name__}: {scrub(redact_text(str(exc)), url)}"
+            ) from exc
+
+    def find(self, runner_type: str, runner_name: str) -> tuple[Desk | None, Runner | None]:
+        desks = list(self.desks)
+        for desk in desks:
+            runner = desk.get_runner(runner_type, runner_name)
+            if runner is not None:
+                return desk, runner
+        return (desks[0] if desks else None), None
+
+    def queue(self, name: str, concurrency: int | None = None) -> None:
+        if name in self.queues and concurrency is None:
+            return
+        DBOS.register_queue(
+            name,
+            worker_concurrency=concurrency,
+            polling_interval_sec=QUEUE_POLL_SECONDS,
+            on_conflict="always_update" if concurrency is not None else "never_update",
+        )
+        self.queues.add(name)
+
+    def shutdown(self) -> None:
+        with contextlib.suppress(Exception):
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+        self.lock.release()
+
+
+def _env_queues() -> list[str] | None:
+    """``$DESKWORK_QUEUES``: the queues this process serves (comma-separated; empty: none;
+    unset: all)."""
+    raw = os.environ.get("DESKWORK_QUEUES")
+    if raw is None:
+        return None
+    return [name.strip() for name in raw.split(",") if name.strip()]
+
+
+_engine_lock = threading.Lock()
+_current: list[_Engine] = []
+
+
+def _engine() -> _Engine:
+    if not _current:
+        raise ConfigurationError("no durable desk in this process")
+    return _current[0]
+
+
+def engine_for(desk: Desk, *, queues: list[str] | None = None) -> _Engine:
+    """The engine of ``desk``'s database, launching DBOS on first use.
+
+    Raises:
+        ConfigurationError: another durable database is in use in this process, or the
+            database cannot be reached.
+    """
+    with _engine_lock:
+        if _current and _current[0].database_url != desk.database_url:
+            if any(d is not desk for d in _current[0].desks):
+                used = redact_url(_current[0].database_url)
+                raise ConfigurationError(
+                    f"this process already runs durable runs on {used}; one durable database"
+                    " per process"
+                )
+            _current.pop().shutdown()
+        if not _current:
+            _current.append(_Engine(desk.database_url, _env_queues() if queues is None else queues))
+        engine = _current[0]
+        engine.desks.add(desk)
+        return engine
+
+
+def release(desk: Desk) -> None:
+    """Forget ``desk``; the last durable desk of the process shuts DBOS down."""
+    with _engine_lock:
+        if not _current:
+            return
+        engine = _current[0]
+        engine.desks.discard(desk)
+        if not list(engine.desks):
+            _current.pop().shutdown()
+
+
+# -- desk operations ------------------------------------------------------------------------
+
+
+def _request(
+    run_id: str, runner: Runner, job: Job, stream: bool | None, limits: dict[str, Any] | None
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "runner_type": runner.runner_type,
+        "runner_name": runner.name,
+        "job": job.to_state(),
+        "stream": stream,
+        "limits": limits or None,
+    }
+
+
+async def arun(
+    desk: Desk,
+    runner: Runner,
+    job: Job,
+    run_id: str,
+    stream: bool | None,
+    limits: dict[str, Any] | None,
+    on_event: Callable[[Event], None] | None = None,
+) -> Report:
+    """Run ``job`` as a DBOS workflow in this process and wait for its report."""
+    engine_for(desk)
+    desk.register(runner)
+    if on_event is not None:
+        _listeners[run_id] = on_event
+    with SetWorkflowID(run_id):
+        handle = await DBOS.start_workflow_async(
+            _run_workflow, _request(run_id, runner, job, stream, limits)
+        )
+    try:
+        await handle.get_result()
+    except Exception as exc:  # the workflow itself failed (not the run: that is a report)
+        return _failed_run(desk, run_id, exc)
+    return _finished(desk, run_id)
+
+
+def submit(
+    desk: Desk, runner: Runner, job: Job, run_id: str, queue: str, priority: int | None
+) -> str:
+    """Enqueue ``job`` on ``queue``; returns ``run_id`` at once."""
+    engine = engine_for(desk)
+    desk.register(runner)
+    engine.queue(queue)
+    with SetWorkflowID(run_id), SetEnqueueOptions(priority=priority):
+        DBOS.enqueue_workflow(queue, _run_workflow, _request(run_id, runner, job, None, None))
+    return run_id
+
+
+async def aresult(desk: Desk, run_id: str, timeout: float | None) -> Report:
+    """Wait for the durable run ``run_id`` (started here or elsewhere) and return its report.
+
+    Raises:
+        TimeoutError: it did not end within ``timeout`` seconds.
+        ConfigurationError: there is no durable run ``run_id``.
+    """
+    engine_for(desk)
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    while True:
+        status = await asyncio.to_thread(DBOS.get_workflow_status, run_id)
+        if status is None:
+            raise ConfigurationError(f"no durable run {run_id!r}")
+        if status.status in _DONE:
+            break
+        if deadline is not None and loop.time() >= deadline:
+            raise TimeoutError(f"run {run_id} did not end within {timeout} s")
+        await asyncio.sleep(RESULT_POLL_SECONDS)
+    if status.status == "CANCELLED":
+        return _cancelled(desk, run_id)
+    if status.status != "SUCCESS":
+        return _failed_run(desk, run_id, status.error)
+    return _finished(desk, run_id)
+
+
+def _finished(desk: Desk, run_id: str) -> Report:
+    live = _live_reports.pop(run_id, None)
+    if live is not None:
+        return live
+    return _report_from_store(desk, run_id)
+
+
+def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
+    """A workflow that raised (a runner not registered where it ran, say): the run fails."""
+    message = f"{type(error).__name__}: {redact_text(str(error))}" if error else "failed"
+    record = desk.run_store.get_run(run_id)
+    if record is None:
+        desk.run_store.begin_run(run_id, None)
+    if record is None or record.status == "running":
+        desk._emitter(run_id, [], None)(EventType.RUN_FAILED, "desk", {"errors": [message]})
+        desk.run_store.update_run(run_id, "failed", None, None, None)
+    report = _report_from_store(desk, run_id)
+    if not report.errors:
+        report.errors = [message]
+    return report
+
+
+def _cancelled(desk: Desk, run_id: str) -> Report:
+    return _failed_run(desk, run_id, _Cancelled("run cancelled"))
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def cancel(desk: Desk, run_id: str) -> None:
+    """Cancel a queued or running durable run: it stops at its next step and ends ``failed``."""
+    engine_for(desk)
+    DBOS.cancel_workflow(run_id)
+    _cancelled(desk, run_id)
+
+
+# -- recovery -------------------------------------------------------------------------------
+
+
+async def arecover(desk: Desk) -> list[Report]:
+    """Continue every unfinished durable run of dead executors whose runner is registered."""
+    engine = engine_for(desk)
+    handles = await asyncio.to_thread(_take_over, desk, engine)
+    reports = []
+    for run_id in handles:
+        reports.append(await aresult(desk, run_id, None))
+    return reports
+
+
+def _take_over(desk: Desk, engine: _Engine) -> list[str]:
+    from dbos._recovery import _recover_workflow
+    from dbos._sys_db import GetPendingWorkflowsOutput
+
+    pending = DBOS.list_workflows(
+        status="PENDING", name=WORKFLOW_NAME, app_version=DBOS.application_version
+    )
+    by_executor: dict[str, list[Any]] = {}
+    for status in pending:
+        if status.executor_id != engine.executor_id:
+            by_executor.setdefault(status.executor_id or "local", []).append(status)
+    taken: list[str] = []
+    dbos = _dbos()
+    for executor_id, statuses in by_executor.items():
+        with engine.lock.take_over(executor_id) as dead:
+            if not dead:
+                continue
+            for status in statuses:
+                request = _request_of(status)
+                runner = None if request is None else engine.find(*_runner_key(request))[1]
+                if runner is None:
+                    _mark_unrecoverable(desk, status.workflow_id, request)
+                    continue
+                target = GetPendingWorkflowsOutput(workflow_id=status.workflow_id, shard_key=None)
+                _recover_workflow(dbos, target, [executor_id])
+                taken.append(status.workflow_id)
+    return taken
+
+
+def _runner_key(request: dict[str, Any]) -> tuple[str, str]:
+    return request["runner_type"], request["runner_name"]
+
+
+def _dbos() -> Any:
+    from dbos._dbos import _get_dbos_instance
+
+    return _get_dbos_instance()
+
+
+def _request_of(status: Any) -> dict[str, Any] | None:
+    inputs = status.input or {}
+    args = inputs.get("args") or ()
+    return args[0] if args and isinstance(args[0], dict) else None
+
+
+def _mark_unrecoverable(desk: Desk, run_id: str, request: dict[str, Any] | None) -> None:
+    """Leave the run as it is (``recover()`` continues it once its runner is registered) and
+    say why, once: an event, and a warning in the log."""
+    if request is None:
+        reason = "its workflow input is unreadable"
+    else:
+        reason = (
+            f"{request['runner_type']} {request['runner_name']!r} is not registered on this"
+            " desk (desk.register(...) it and call recover() again, or desk.cancel(run_id)"
+            " / deskwork runs fail to end it)"
+        )
+    _log.warning("durable run %s cannot be recovered: %s", run_id, reason)
+    events = desk.run_store.get_events(run_id)
+    if desk.run_store.get_run(run_id) is None:
+        return
+    if events and events[-1].type == RUN_UNRECOVERABLE:
+        return
+    desk._emitter(run_id, [], None)(RUN_UNRECOVERABLE, "desk", {"reason": reason})

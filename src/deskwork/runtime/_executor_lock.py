@@ -1,0 +1,162 @@
+"""Whether a durable executor (one process running DBOS workflows) is still alive.
+
+Every process that runs durable runs holds a lock named after its DBOS executor id for as long
+as it lives; the operating system or the database drops the lock when the holder dies, however
+it dies (``kill -9`` included). A process that wants to take over another executor's unfinished
+runs first takes that executor's lock: it gets it only when the holder is gone, and holds it
+while it takes over, so two survivors never take over the same runs.
+
+- SQLite (one machine): ``flock`` on ``<database>.executors/<executor id>.lock``.
+- PostgreSQL (many machines): a session advisory lock keyed by the executor id, on a
+  connection the process keeps open.
+
+There is no lease and no timestamp: a slow holder is never presumed dead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from deskwork.exceptions import ConfigurationError
+from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
+
+__all__ = ["ExecutorLock", "open_executor_lock"]
+
+
+class ExecutorLock(Protocol):
+    """The lock this process holds as its executor, and the test of other executors."""
+
+    def hold(self, executor_id: str) -> None:
+        """Take this process's own lock (kept until :meth:`release` or death)."""
+
+    @contextlib.contextmanager
+    def take_over(self, executor_id: str) -> Iterator[bool]:
+        """Yield ``True`` while holding the lock of ``executor_id``, whose holder is dead;
+        ``False`` when the holder is alive (or another process is taking over)."""
+        yield False  # pragma: no cover - protocol
+
+    def release(self) -> None:
+        """Drop every lock this process holds."""
+
+
+def open_executor_lock(database_url: str) -> ExecutorLock:
+    """The executor lock of the database at ``database_url``."""
+    if is_postgres(database_url):
+        return _AdvisoryLock(database_url)
+    path = sqlite_path(database_url)
+    assert path is not None  # the URL was checked by resolve_database_url
+    return _FileLock(Path(f"{path}.executors"))
+
+
+def _safe(executor_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", executor_id) or "_"
+
+
+class _FileLock:
+    """``flock`` locks: released by the kernel when the process dies."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._own: int | None = None
+        self._own_path: Path | None = None
+
+    def _path(self, executor_id: str) -> Path:
+        return self.directory / f"{_safe(executor_id)}.lock"
+
+    def hold(self, executor_id: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self._path(executor_id)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise ConfigurationError(f"executor {executor_id!r} is already running") from exc
+        self._own, self._own_path = fd, path
+
+    @contextlib.contextmanager
+    def take_over(self, executor_id: str) -> Iterator[bool]:
+        path = self._path(executor_id)
+        if path == self._own_path:
+            yield False
+            return
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:  # no directory: the executor never ran here
+            yield True
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its process is alive
+            os.close(fd)
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            os.close(fd)
+
+    def release(self) -> None:
+        if self._own is not None:
+            with contextlib.suppress(OSError):
+                assert self._own_path is not None
+                self._own_path.unlink()
+            os.close(self._own)
+            self._own, self._own_path = None, None
+
+
+def _lock_key(executor_id: str) -> int:
+    digest = hashlib.sha256(f"deskwork-executor:{executor_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class _AdvisoryLock:
+    """PostgreSQL session advisory locks: released by the server when the session ends."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: Any = None
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise ConfigurationError(
+                f"cannot connect to {redact_url(self.url)}: {scrub(str(exc), self.url)}"
+            ) from exc
+
+    def hold(self, executor_id: str) -> None:
+        self._conn = self._connect()
+        row = self._conn.execute(
+            "SELECT pg_try_advisory_lock(%s)", (_lock_key(executor_id),)
+        ).fetchone()
+        if not row or not row[0]:
+            self.release()
+            raise ConfigurationError(f"executor {executor_id!r} is already running")
+
+    @contextlib.contextmanager
+    def take_over(self, executor_id: str) -> Iterator[bool]:
+        key = _lock_key(executor_id)
+        conn = self._connect()
+        try:
+            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            yield bool(row and row[0])
+        finally:
+            conn.close()  # ends the session: the lock (if taken) goes with it
+
+    def release(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None

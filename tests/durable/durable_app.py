@@ -1,0 +1,99 @@
+"""A durable application for the subprocess tests: ``python durable_app.py COMMAND``.
+
+Its directory is ``$DURABLE_DIR``; side effects are counted in files there. Runners are
+registered at import, as a real application (and ``deskwork worker durable_app:desk``) does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from deskwork import Desk, Worker
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+HERE = Path(os.environ.get("DURABLE_DIR", "."))
+
+
+def _count(name: str) -> int:
+    """Append one line to ``HERE/name``; the number of lines so far."""
+    path = HERE / name
+    with path.open("a") as handle:
+        handle.write(f"{os.getpid()}\n")
+    return len(path.read_text().splitlines())
+
+
+@tool
+def step_one() -> str:
+    """The first side effect."""
+    _count("step_one")
+    return "one done"
+
+
+@tool
+def step_two() -> str:
+    """The second side effect: its first call hangs (the test kills the process then)."""
+    if _count("step_two") == 1:
+        time.sleep(60)
+    return "two done"
+
+
+@tool
+def work(n: int) -> str:
+    """A quick job; records which process ran it."""
+    _count(f"work-{n}")
+    (HERE / "pids").open("a").write(f"{n} {os.getpid()}\n")
+    time.sleep(0.05)
+    return f"worked {n}"
+
+
+def _model(messages: list[dict[str, Any]], tools: Any) -> Any:
+    """Answers from the conversation alone (a restarted process has no script position)."""
+    _count("model_calls")
+    done = sum(1 for m in messages if m.get("role") == "tool")
+    user = next(m for m in messages if m.get("role") == "user")
+    if "queued" in str(user.get("content")):
+        n = int(str(user["content"]).split()[-1])
+        return call_tool("work", n=n) if done == 0 else reply(f"finished {n}")
+    return [call_tool("step_one"), call_tool("step_two"), reply("all done")][min(done, 2)]
+
+
+desk = Desk(
+    model="scripted",
+    adapter=ScriptedAdapter(default=_model),
+    storage_dir=HERE / ".deskwork",
+    durable=True,
+)
+crasher = Worker(name="crasher", tools=[step_one, step_two])
+queued = Worker(name="queued", tools=[work])
+desk.register(crasher)
+desk.register(queued)
+
+
+def main(argv: list[str]) -> None:
+    command = argv[0]
+    if command == "run":
+        report = desk.run(crasher, "do both steps", run_id=argv[1])
+        print(json.dumps({"status": report.status}))
+    elif command == "recover":
+        if len(argv) > 1 and argv[1] == "--unregistered":
+            desk.unregister(crasher)
+        reports = desk.recover()
+        print(
+            json.dumps(
+                [{"run_id": r.run_id, "status": r.status, "content": r.content} for r in reports]
+            )
+        )
+    elif command == "submit":
+        ids = [desk.submit(queued, f"queued job {n}") for n in range(int(argv[1]))]
+        print(json.dumps(ids), flush=True)
+    desk.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
