@@ -1,0 +1,561 @@
+"""The graph guide's Part 1 code samples, run as written with ``graphcrew`` read as ``deskwork.graph``.
+
+Each test keeps the sample's code; where a sample uses the reader's own objects (an ``llm``,
+``my_embedder``, a ``slot_handler``) the test defines a minimal one first, and where a sample
+shows a result in a comment the test asserts it. A real provider (``ChatOpenAI``) is replaced
+by ``MockLLM``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from pydantic import ValidationError
+
+pytest.importorskip("langgraph")
+
+from deskwork.graph import (  # noqa: E402 - after the extra check
+    AgentConfig,
+    AgentResponse,
+    BaseAgent,
+    OrchestratorState,
+    SlotTier,
+)
+from deskwork.graph.testing import MockLLM  # noqa: E402
+
+# -- 1.2 Minimal example --------------------------------------------------------------------
+
+MINIMAL_CONFIG = """\
+agents:
+  - name: supervisor
+    type: supervisor
+    description: Routes user requests to the appropriate agent
+  - name: greeter
+    type: custom
+    description: Greets users and tracks greeting count
+topology:
+  edges:
+    - from_agent: supervisor
+      to_agent: greeter
+    - from_agent: greeter
+      to_agent: supervisor
+  default_return: supervisor
+context:
+  shared_slots:
+    max_tokens: 4096
+  eviction_strategy: lru
+session:
+  enabled: false
+"""
+
+AGENT_PY = """\
+from deskwork.graph import AgentResponse, BaseAgent, OrchestratorState
+from langchain_core.runnables import RunnableConfig
+
+
+class GreeterAgent(BaseAgent):
+    async def process(
+        self,
+        state: OrchestratorState,
+        config: RunnableConfig | None = None,
+    ) -> AgentResponse:
+        count = state.get("context_slots", {}).get("greeting_count", 0) + 1
+        last_msg = state["messages"][-1].content if state["messages"] else ""
+        content = f"Hello! This is greeting #{count}. You said: {last_msg}"
+        return AgentResponse(
+            agent_name=self.name,
+            content=content,
+            next_agent="supervisor",
+            slots_update={"greeting_count": count},
+        )
+"""
+
+# the sample's main.py; only the ChatOpenAI lines differ (a scripted model, no provider)
+MAIN_PY = """\
+import asyncio
+from deskwork.graph.testing import MockLLM
+from deskwork.graph import (
+    AgentConfig,
+    SupervisorAgent,
+    TopologyResolver,
+    create_initial_state,
+    load_config,
+)
+from deskwork.graph.routing.graph_builder import build_hub_spoke_graph
+from agent import GreeterAgent
+
+
+async def main():
+    config = load_config("config.yaml")
+    llm = MockLLM(responses=["greeter", "FINISH: Greeted you."])
+    topology = TopologyResolver(config=config.topology)
+    agent_configs = {a.name: a for a in config.agents}
+    supervisor = SupervisorAgent(
+        config=agent_configs["supervisor"],
+        llm=llm,
+        topology=topology,
+    )
+    greeter = GreeterAgent(config=agent_configs["greeter"])
+    graph = build_hub_spoke_graph(supervisor, {"greeter": greeter}, topology)
+    state = create_initial_state("Hello!", session_id="s1", user_id="alice")
+    result = await graph.ainvoke(state)
+    print(result["messages"][-1].content)
+    print(result["messages"][2].content)
+
+
+asyncio.run(main())
+"""
+
+
+def test_minimal_example_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "config.yaml").write_text(MINIMAL_CONFIG)
+    (tmp_path / "agent.py").write_text(AGENT_PY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "agent", raising=False)
+    exec(compile(MAIN_PY, str(tmp_path / "main.py"), "exec"), {"__name__": "__main__"})
+    final, greeting = capsys.readouterr().out.splitlines()[-2:]  # after structlog's lines
+    assert final == "Greeted you."
+    # the greeter answered the last message it saw: the supervisor's routing note
+    assert greeting == "Hello! This is greeting #1. You said: Routing to greeter."
+
+
+# -- 1.3 Core concepts -----------------------------------------------------------------------
+
+
+def test_core_concepts_state_topology_and_response() -> None:
+    from deskwork.graph import TopologyResolver, create_initial_state, load_config_from_string
+
+    state = create_initial_state(
+        "Hello!",
+        session_id="s1",  # default: "default"
+        user_id="alice",  # default: "anonymous"
+        current_agent="supervisor",  # default: "supervisor"
+    )
+    assert (state["session_id"], state["user_id"], state["current_agent"]) == (
+        "s1",
+        "alice",
+        "supervisor",
+    )
+    assert len(state["request_id"]) == 36  # a UUID4
+    defaults = create_initial_state("Hi")
+    assert (defaults["session_id"], defaults["user_id"]) == ("default", "anonymous")
+
+    config = load_config_from_string(MINIMAL_CONFIG)
+    topology = TopologyResolver(config=config.topology)
+    assert topology.is_allowed("supervisor", "greeter") is True
+    assert topology.get_allowed_targets("supervisor") == ["greeter", "supervisor"]
+    assert topology.validate(["supervisor", "greeter"]) == []
+    assert topology.validate(["supervisor", "greeter", "loner"]) != []
+
+    response = AgentResponse(agent_name="a", content="x")
+    assert response.next_agent is None and response.slots_update == {}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        response.content = "y"  # type: ignore[misc]
+
+
+# -- 1.4 #1 Declarative YAML configuration -----------------------------------------------------
+
+COMPLETE_CONFIG = """\
+agents:
+  - name: supervisor
+    type: supervisor
+    description: Routes requests to the right agent
+    model: gpt-4o                   # optional LLM model override
+    knowledge_enabled: true         # enable knowledge module system
+  - name: researcher
+    type: custom
+    description: Performs research tasks
+
+topology:
+  edges:
+    - from_agent: supervisor
+      to_agent: researcher
+    - from_agent: researcher
+      to_agent: supervisor
+  default_return: supervisor
+
+context:
+  shared_slots:
+    max_tokens: 4096                # token budget for the slot pool (must be > 0)
+  tiered_slots:
+    turn:
+      max_tokens: 4096
+    session:
+      max_tokens: 4096
+    long_term:
+      max_tokens: 4096
+  eviction_strategy: lru            # lru | fifo | priority | demotion
+
+session:
+  enabled: true
+
+knowledge:
+  enabled: true
+  base_dir: llm_resources           # root directory for agent knowledge folders
+  max_total_tokens: 8192            # token budget for loaded knowledge (must be > 0)
+
+retry:
+  initial_interval: 0.5             # seconds before first retry (must be > 0)
+  backoff_factor: 2.0               # exponential base multiplier
+  max_interval: 128.0               # maximum seconds between retries
+  max_attempts: 3                   # total attempts including first (1 = no retry)
+  jitter: true                      # random jitter to prevent thundering herd
+
+timeout:
+  llm_call_seconds: 30.0            # per-call LLM timeout
+  file_io_seconds: 5.0              # per-file knowledge load timeout
+  persistence_seconds: 10.0         # per-call slot persistence timeout
+  total_request_seconds: 120.0      # total timeout across all ReAct passes
+"""
+
+
+def test_config_loading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deskwork.graph import (
+        ConfigValidationError,
+        load_config,
+        load_config_from_dict,
+        load_config_from_string,
+    )
+
+    (tmp_path / "config.yaml").write_text(COMPLETE_CONFIG)
+    monkeypatch.chdir(tmp_path)
+    yaml_str = COMPLETE_CONFIG
+
+    # From a file (accepts str or Path)
+    config = load_config("config.yaml")
+    assert load_config(Path("config.yaml")) == config
+    # From a YAML string
+    config = load_config_from_string(yaml_str)
+    # From a dict
+    config = load_config_from_dict(
+        {
+            "agents": [
+                {"name": "supervisor", "type": "supervisor", "description": "Routes"},
+                {"name": "researcher", "type": "custom", "description": "Researches"},
+            ],
+            "topology": {"edges": [{"from_agent": "supervisor", "to_agent": "researcher"}]},
+        }
+    )
+    assert [a.name for a in config.agents] == ["supervisor", "researcher"]
+
+    full = load_config_from_string(yaml_str)
+    assert full.agents[0].model == "gpt-4o" and full.agents[0].knowledge_enabled
+    assert (full.knowledge.base_dir, full.knowledge.max_total_tokens) == ("llm_resources", 8192)
+    assert full.timeout.total_request_seconds == 120.0 and full.retry.max_attempts == 3
+    # frozen=True, extra="forbid": a typo fails at load time
+    with pytest.raises(ConfigValidationError, match="eviction_strateg"):
+        load_config_from_string(yaml_str.replace("eviction_strategy", "eviction_strategey"))
+    # cross-validation: every topology edge names a defined agent
+    with pytest.raises(ConfigValidationError, match="ghost"):
+        load_config_from_string(yaml_str.replace("to_agent: researcher", "to_agent: ghost"))
+
+
+# -- 1.4 #2 Custom agents ------------------------------------------------------------------------
+
+
+class SummarizerAgent(BaseAgent):
+    async def process(
+        self,
+        state: OrchestratorState,
+        config: RunnableConfig | None = None,
+    ) -> AgentResponse:
+        messages = state["messages"]
+        # Your summarization logic here
+        summary = f"Summarized {len(messages)} messages."
+        return AgentResponse(
+            agent_name=self.name,
+            content=summary,
+            next_agent=None,  # None = terminate, graph ends
+            slots_update={"last_summary": summary},
+            slots_tier={"last_summary": SlotTier.SESSION},
+        )
+
+
+async def test_custom_agent() -> None:
+    from deskwork.graph.testing import make_test_state
+
+    # Instantiate with a config
+    agent = SummarizerAgent(
+        config=AgentConfig(name="summarizer", type="custom", description="Summarizes conversations")
+    )
+    update = await agent.invoke(make_test_state("Hello"))
+    assert update["messages"][0].content == "Summarized 1 messages."
+    assert update["context_slots"] == {"last_summary": "Summarized 1 messages."}
+    assert update["current_agent"] == "summarizer"  # terminated: its own name
+
+    for bad in ("", "1abc", "has space", "__end__", "__start__", "a" * 65):
+        with pytest.raises(ValidationError):
+            AgentConfig(name=bad, type="custom", description="x")
+    assert AgentConfig(name="a-b_9", type="custom", description="x").name == "a-b_9"
+
+
+# -- 1.4 #3-5, #29 Supervisor routing, hub-spoke and mesh topologies, graph builders ------------
+
+HUB_SPOKE = """\
+topology:
+  edges:
+    - from_agent: supervisor
+      to_agent: greeter
+    - from_agent: supervisor
+      to_agent: researcher
+    - from_agent: greeter
+      to_agent: supervisor
+    - from_agent: researcher
+      to_agent: supervisor
+  default_return: supervisor
+"""
+
+MESH = """\
+topology:
+  edges:
+    - from_agent: supervisor
+      to_agent: billing
+    - from_agent: supervisor
+      to_agent: support
+    - from_agent: billing
+      to_agent: support          # direct worker-to-worker
+    - from_agent: support
+      to_agent: supervisor
+    - from_agent: billing
+      to_agent: supervisor
+  default_return: supervisor
+"""
+
+
+class _Worker(BaseAgent):
+    """The reader's worker agents: answer and hand over to ``then``."""
+
+    def __init__(self, name: str, then: str | None) -> None:
+        super().__init__(AgentConfig(name=name, type="custom", description=f"The {name} agent"))
+        self.then = then
+
+    async def process(
+        self, state: OrchestratorState, config: RunnableConfig | None = None
+    ) -> AgentResponse:
+        return AgentResponse(agent_name=self.name, content=f"{self.name} done", next_agent=self.then)
+
+
+def _topology(yaml_text: str, *agents: str) -> Any:
+    from deskwork.graph import TopologyResolver, load_config_from_string
+
+    listed = "".join(f"  - {{name: {a}, type: custom, description: {a}}}\n" for a in agents)
+    config = load_config_from_string(
+        "agents:\n  - {name: supervisor, type: supervisor, description: routes}\n"
+        + listed
+        + yaml_text
+    )
+    return TopologyResolver(config=config.topology)
+
+
+async def test_supervisor_routing_with_all_options() -> None:
+    from deskwork.graph import (
+        AgentConfig,
+        InMemoryMetricsCollector,
+        MetricsMiddleware,
+        RetryConfig,
+        RoutingSelfLoopError,
+        SemaphoreRateLimiter,
+        SupervisorAgent,
+        TimeoutConfig,
+    )
+    from deskwork.graph.testing import make_test_state
+
+    topology = _topology(HUB_SPOKE, "greeter", "researcher")
+    llm = MockLLM(structured_responses=[{"next_agent": "researcher", "content": "Research it."}])
+
+    collector = InMemoryMetricsCollector()
+    supervisor = SupervisorAgent(
+        config=AgentConfig(name="supervisor", type="supervisor", description="Routes requests"),
+        llm=llm,
+        topology=topology,
+        retry_config=RetryConfig(max_attempts=3),
+        timeout_config=TimeoutConfig(llm_call_seconds=30.0),
+        rate_limiter=SemaphoreRateLimiter(max_concurrency=5),
+        use_structured_output=True,
+        middleware=[MetricsMiddleware(collector)],
+        redact_pii=True,
+    )
+    update = await supervisor.invoke(make_test_state("Find papers on graphs"))
+    assert update["current_agent"] == "researcher"
+    assert [r.agent_name for r in collector.invocations] == ["supervisor"]
+
+    looping = SupervisorAgent(
+        config=AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        llm=MockLLM(responses=["supervisor"]),
+        topology=topology,
+    )
+    with pytest.raises(RoutingSelfLoopError):
+        await looping.process(make_test_state("Hello"))
+
+
+async def test_hub_spoke_and_mesh_graphs_and_manual_wiring() -> None:
+    from langgraph.graph import END, StateGraph
+
+    from deskwork.graph import AgentConfig, SupervisorAgent, create_initial_state
+    from deskwork.graph.routing.graph_builder import (
+        build_conditional_edge,
+        build_hub_spoke_graph,
+        build_topology_graph,
+    )
+
+    topology = _topology(HUB_SPOKE, "greeter", "researcher")
+    supervisor = SupervisorAgent(
+        AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        MockLLM(responses=["greeter", "FINISH: all done"]),
+        topology,
+    )
+    greeter, researcher = _Worker("greeter", "supervisor"), _Worker("researcher", "supervisor")
+    graph = build_hub_spoke_graph(
+        supervisor=supervisor,
+        agents={"greeter": greeter, "researcher": researcher},
+        topology=topology,
+    )
+    result = await graph.ainvoke(create_initial_state("Hello"))
+    assert [m.content for m in result["messages"][1:]] == [
+        "Routing to greeter.",
+        "greeter done",
+        "all done",
+    ]
+
+    mesh = _topology(MESH, "billing", "support")
+    supervisor = SupervisorAgent(
+        AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        MockLLM(responses=["billing", "FINISH: resolved"]),
+        mesh,
+    )
+    billing, support = _Worker("billing", "support"), _Worker("support", "supervisor")
+    graph = build_topology_graph(
+        agents={
+            "supervisor": supervisor,
+            "billing": billing,
+            "support": support,
+        },
+        topology=mesh,
+        entry_point="supervisor",
+    )
+    result = await graph.ainvoke(create_initial_state("Refund my order"))
+    names = [m.name for m in result["messages"][1:]]
+    assert names == ["supervisor", "billing", "support", "supervisor"]  # billing -> support direct
+
+    routing_fn = build_conditional_edge(mesh, "supervisor")
+    # Returns END when state["current_agent"] == "supervisor" (termination sentinel)
+    assert routing_fn(create_initial_state("x", current_agent="supervisor")) == END
+    assert routing_fn(create_initial_state("x", current_agent="billing")) == "billing"
+    # Falls back to topology.default_return for unknown targets
+    from_billing = build_conditional_edge(mesh, "billing")
+    assert from_billing(create_initial_state("x", current_agent="nowhere")) == "supervisor"
+    assert from_billing(create_initial_state("x", current_agent="")) == "supervisor"
+
+    # Manual edge wiring (the reader's builder and edge map)
+    builder = StateGraph(OrchestratorState)
+    builder.add_node("supervisor", supervisor.invoke)
+    builder.add_node("billing", _Worker("billing", None).invoke)
+    builder.add_node("support", _Worker("support", None).invoke)
+    builder.set_entry_point("supervisor")
+    edge_map = {"billing": "billing", "support": "support", "supervisor": "supervisor", END: END}
+    builder.add_conditional_edges("supervisor", routing_fn, edge_map)
+    supervisor.llm = MockLLM(responses=["support"])
+    result = await builder.compile().ainvoke(create_initial_state("Help"))
+    assert result["messages"][-1].content == "support done"
+
+
+# -- 1.4 #6-8 Context slots, eviction, slot persistence -----------------------------------------
+
+
+async def test_context_slots() -> None:
+    from deskwork.graph import ContextConfig, SlotManager, SlotTier
+
+    manager = SlotManager(config=ContextConfig())
+
+    # Shared slots (default tier: TURN)
+    manager.set_shared("user_name", "Alice")
+    manager.set_shared_tiered("preference", "dark_mode", tier=SlotTier.SESSION)
+
+    # Per-agent slots
+    manager.set_agent("researcher", "search_query", "quantum computing")
+
+    # Promote a slot to a higher tier
+    manager.promote_slot("user_name", SlotTier.LONG_TERM)
+
+    # Serialization
+    data = manager.to_dict()  # {"shared": {...}, "agents": {...}}
+    assert set(data) == {"shared", "agents"}
+    restored = SlotManager(config=ContextConfig())
+    restored.from_dict(data)  # Restore from dict
+    assert restored.to_dict() == data
+
+    # Lifecycle
+    async with SlotManager(config=ContextConfig()) as mgr:
+        mgr.set_shared("key", "value")
+
+    # 1.7: the legacy bare-value format still loads (as TURN slots)
+    legacy = SlotManager(config=ContextConfig())
+    legacy.from_dict({"shared": {"theme": "dark"}, "agents": {}})
+    assert legacy.to_dict()["shared"]["theme"]["tier"] == SlotTier.TURN == "turn"
+
+
+def test_eviction_strategies() -> None:
+    from deskwork.graph import EvictionStrategy, Slot, SlotPool, load_config_from_string
+
+    class CustomEviction(EvictionStrategy):
+        def select(self, slots: list[Slot], count: int) -> list[Slot]:
+            # Return up to `count` slots to evict
+            return sorted(slots, key=lambda s: s.priority)[:count]
+
+    pool = SlotPool(max_tokens=10, eviction_strategy=CustomEviction())
+    pool.add("keep", "a" * 16, priority=9)
+    pool.add("drop", "b" * 16, priority=1)
+    pool.add("new", "c" * 16, priority=5)  # over budget: the lowest priority goes
+    assert "drop" not in pool and "keep" in pool and "new" in pool
+
+    for name in ("lru", "fifo", "priority", "demotion"):
+        config = load_config_from_string(
+            "agents: [{name: supervisor, type: supervisor, description: x}]\n"
+            f"context:\n  eviction_strategy: {name}  # or lru, fifo, priority\n"
+        )
+        assert config.context.eviction_strategy == name
+
+
+async def test_slot_persistence() -> None:
+    from deskwork.graph import ContextConfig, InMemorySlotPersistence, Slot, SlotManager, SlotPersistence
+
+    class PostgresSlotPersistence(SlotPersistence):
+        async def load_session_slots(self, session_id: str) -> list[Slot]: ...
+        async def save_session_slots(self, session_id: str, slots: list[Slot]) -> None: ...
+        async def delete_session_slots(self, session_id: str) -> None: ...
+        async def load_long_term_slots(self, user_id: str) -> list[Slot]: ...
+        async def save_long_term_slots(self, user_id: str, slots: list[Slot]) -> None: ...
+        async def delete_long_term_slots(self, user_id: str) -> None: ...
+
+    assert await PostgresSlotPersistence().health_check() == {"status": "ok"}
+
+    persistence = InMemorySlotPersistence()
+    manager = SlotManager(config=ContextConfig(), persistence=persistence)
+    await manager.hydrate(session_id="s1", user_id="alice")
+    # ... run your graph ...
+    manager.set_shared_tiered("draft", "v1", tier=SlotTier.SESSION)
+    manager.set_shared_tiered("language", "en", tier=SlotTier.LONG_TERM)
+    manager.set_shared("scratch", "x")
+    await manager.flush(session_id="s1", user_id="alice")
+    await manager.clear_turn_slots()
+    assert await persistence.health_check() == {
+        "status": "ok",
+        "session_slots": 1,
+        "long_term_slots": 1,
+    }
+
+    later = SlotManager(config=ContextConfig(), persistence=persistence)
+    await later.hydrate(session_id="s1", user_id="alice")
+    shared = later.to_dict()["shared"]
+    assert {k: v["value"] for k, v in shared.items()} == {"draft": "v1", "language": "en"}
