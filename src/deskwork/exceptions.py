@@ -12,6 +12,7 @@
     ├── StreamingUnsupportedError
     ├── EventLoopRunningError      (sync wrapper called inside a running loop)
     ├── MissingExtraError          (an optional dependency is not installed)
+    ├── StoreError                 (a store's database is damaged, unreadable or too new)
     └── ConfigurationError         (invalid configuration given by the user)
 
 Run failures never surface as exceptions from ``Desk.run``: they end as a ``failed``
@@ -28,6 +29,7 @@ __all__ = [
     "EventLoopRunningError",
     "MissingExtraError",
     "RunnerNotRegisteredError",
+    "StoreError",
     "StreamingUnsupportedError",
     "ToolExecutionError",
     "ToolTimeoutError",
@@ -121,3 +123,16 @@ class MissingExtraError(DeskworkError, ImportError):
 
 class ConfigurationError(DeskworkError, ValueError):
     """The user supplied an invalid configuration."""
+
+
+class StoreError(DeskworkError):
+    """A store cannot be used: its database is damaged, unreadable, or from a newer deskwork.
+
+    The message names the database and says what to do. Stores never overwrite, truncate
+    or drop a damaged database file.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None) -> None:
+        super().__init__(message)
+        self.location = location
+        """The database file or (password-free) URL the error is about."""
