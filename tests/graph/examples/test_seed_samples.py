@@ -559,3 +559,282 @@ async def test_slot_persistence() -> None:
     await later.hydrate(session_id="s1", user_id="alice")
     shared = later.to_dict()["shared"]
     assert {k: v["value"] for k, v in shared.items()} == {"draft": "v1", "language": "en"}
+
+
+# -- 1.4 #9-10, #19 Knowledge modules, the ReAct engine, structured output ----------------------
+
+REACT_CONFIG = """\
+max_passes: 5
+actions:
+  request_slot:
+    description: Load a knowledge slot for reference
+    parameters:
+      slot: Name of the slot to load
+    required:
+      - slot
+  decide:
+    description: Make a final routing decision
+    parameters:
+      next_agent: The agent to route to
+      content: Summary of reasoning
+    required:
+      - next_agent
+slots:
+  routing_rules:
+    description: Rules for routing requests to agents
+    modules:
+      - slots/routing_rules.md
+    triggers: When deciding which agent should handle the request
+    max_tokens: 2000
+  escalation_policy:
+    description: Escalation rules
+    modules:
+      - slots/escalation_policy.md
+    dependencies:
+      - routing_rules
+"""
+
+
+@pytest.fixture
+def llm_resources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The guide's directory structure, in the working directory."""
+    root = tmp_path / "llm_resources"
+    (root / "supervisor" / "slots").mkdir(parents=True)
+    (root / "supervisor" / "react_config.yaml").write_text(REACT_CONFIG)
+    (root / "supervisor" / "react_core.md").write_text("You route requests for {agent_name}.")
+    (root / "supervisor" / "slots" / "routing_rules.md").write_text("Billing goes to billing.")
+    (root / "supervisor" / "slots" / "escalation_policy.md").write_text("Escalate P1 at once.")
+    monkeypatch.chdir(tmp_path)
+    return root
+
+
+def test_knowledge_modules(llm_resources: Path) -> None:
+    from deskwork.graph import FileSystemKnowledgeLoader, KnowledgeConfigValidationError
+    from deskwork.graph import ReactTemplateManager
+
+    loader = FileSystemKnowledgeLoader(base_dir="llm_resources")
+    manager = ReactTemplateManager(agent_name="supervisor", base_dir="llm_resources", loader=loader)
+    assert sorted(manager.actions) == ["decide", "request_slot"]
+    assert manager.resolve_dependencies("escalation_policy") == ["routing_rules"]
+
+    cyclic = REACT_CONFIG.replace(
+        "    triggers: When deciding", "    dependencies: [escalation_policy]\n    triggers: When deciding"
+    )
+    (llm_resources / "supervisor" / "react_config.yaml").write_text(cyclic)
+    with pytest.raises(KnowledgeConfigValidationError, match="circular slot dependency"):
+        ReactTemplateManager(agent_name="supervisor", base_dir="llm_resources", loader=loader)
+
+
+async def test_react_execution_engine(llm_resources: Path) -> None:
+    from deskwork.graph import (
+        FileSystemKnowledgeLoader,
+        ReactExecutor,
+        ReactTemplateManager,
+        RetryConfig,
+        SemaphoreRateLimiter,
+        TerminalActionResult,
+        TimeoutConfig,
+    )
+
+    # the reader's own objects
+    llm = MockLLM(
+        responses=[
+            '<thought>Rules first.</thought><action type="request_slot">{"slot": "escalation_policy"}</action>',
+            '<thought>Billing.</thought><action type="decide">{"next_agent": "billing", "content": "refund"}</action>',
+        ],
+        usage_tokens={"input_tokens": 10, "output_tokens": 5},
+    )
+    limiter = SemaphoreRateLimiter(max_concurrency=2)
+    config: RunnableConfig = {"tags": ["sample"]}
+    handled: list[str] = []
+
+    async def slot_handler(
+        params: dict[str, Any], state: dict[str, Any], config: RunnableConfig | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        handled.append(params["slot"])
+        result = await template_manager.load_slot(params["slot"])
+        return f"Loaded {params['slot']}", {"last_slot": result.slot_name}
+
+    async def decide_handler(
+        params: dict[str, Any], state: dict[str, Any], config: RunnableConfig | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        raise TerminalActionResult(dict(params))
+
+    loader = FileSystemKnowledgeLoader(base_dir="llm_resources")
+    template_manager = ReactTemplateManager(
+        agent_name="supervisor",
+        base_dir="llm_resources",
+        loader=loader,
+        max_loaded_tokens=8192,
+    )
+    executor = ReactExecutor(
+        agent_name="supervisor",
+        llm=llm,
+        template_manager=template_manager,
+        action_handlers={"request_slot": slot_handler, "decide": decide_handler},
+        max_passes=5,
+        retry_config=RetryConfig(max_attempts=3),
+        timeout_config=TimeoutConfig(llm_call_seconds=30.0, total_request_seconds=120.0),
+        max_history_tokens=2000,
+        rate_limiter=limiter,
+        use_structured_output=True,
+    )
+    result = await executor.execute(user_input="Hello", context={"key": "value"}, config=config)
+    assert (result["next_agent"], result["content"]) == ("billing", "refund")
+    assert result["_token_usage"] == {"input_tokens": 20, "output_tokens": 10, "total_tokens": 30}
+    assert handled == ["escalation_policy"]
+    assert template_manager.loaded_slots == ("routing_rules", "escalation_policy")
+    assert executor.structured_output_supported is False  # MockLLM without structured replies
+    assert "Rules first." in str(llm.calls[1][1].content)  # the history reached pass 2
+
+
+async def test_react_structured_output_and_reserved_keys(llm_resources: Path) -> None:
+    from deskwork.graph import (
+        ReactExecutor,
+        ReactStructuredResponse,
+        ReactTemplateManager,
+        ReservedStateKeyError,
+    )
+    from deskwork.graph.agents._react_handlers import decide_handler
+
+    template_manager = ReactTemplateManager(agent_name="supervisor", base_dir="llm_resources")
+    handlers = {"decide": decide_handler}
+    llm = MockLLM(
+        structured_responses=[
+            ReactStructuredResponse(
+                thought="done", action="decide", action_params={"next_agent": "support"}
+            )
+        ]
+    )
+
+    executor = ReactExecutor(
+        agent_name="supervisor",
+        llm=llm,
+        template_manager=template_manager,
+        action_handlers=handlers,
+        use_structured_output=True,
+    )
+    result = await executor.execute("Help")
+    assert result["next_agent"] == "support"
+    assert executor.structured_output_supported is True
+    with pytest.raises(ReservedStateKeyError):
+        await executor.execute("Help", context={"_observations": []})
+    cancel = asyncio.Event()
+    cancel.set()
+    from deskwork.graph import ReactCancellationError
+
+    with pytest.raises(ReactCancellationError):
+        await executor.execute("Help", cancel_event=cancel)
+
+
+# -- 1.4 #11, #24, #26 Sessions, health checks, semantic search ----------------------------------
+
+
+async def test_session_management() -> None:
+    from deskwork.graph import InMemorySessionManager, Memory, SessionMessage, Summary
+
+    assert Summary is not None
+    session_mgr = InMemorySessionManager()
+
+    # Save messages
+    await session_mgr.save_messages("s1", [
+        SessionMessage(role="user", content="Hello", session_id="s1", user_id="alice"),
+    ])  # fmt: skip
+
+    # Get messages (limit must be >= 1)
+    messages = await session_mgr.get_messages("s1", limit=50, user_id="alice")
+    assert [m.content for m in messages] == ["Hello"]
+    with pytest.raises(ValueError):
+        await session_mgr.get_messages("s1", limit=0)
+
+    # Store and recall memories
+    await session_mgr.store_memory("s1", Memory(
+        session_id="s1", key="preference", value="dark mode",
+        importance=0.8, user_id="alice",
+    ), user_id="alice")  # fmt: skip
+    memory = await session_mgr.recall_memory("s1", "preference")
+    assert memory is not None and memory.value == "dark mode"
+
+    # Search memories (sorted by importance descending, expired memories excluded)
+    results = await session_mgr.search_memories("s1", "preference", limit=5)
+    assert [m.key for m in results] == ["preference"]
+
+    # Cross-session search by user
+    results = await session_mgr.search_memories_by_user("alice", "preference", limit=10)
+    assert [m.key for m in results] == ["preference"]
+
+    # Pagination
+    page = await session_mgr.get_messages_paginated("s1", cursor=None, limit=20)
+    # page.items, page.next_cursor, page.has_more
+    assert (len(page.items), page.has_more) == (1, False)
+
+    # Update memory (only content fields)
+    updated = await session_mgr.update_memory("s1", memory.id, {"importance": 0.9}, user_id="alice")
+    assert updated is not None and updated.importance == 0.9
+
+    # Delete memory (with ownership check)
+    assert not await session_mgr.delete_memory("s1", memory.id, user_id="mallory")
+    deleted = await session_mgr.delete_memory("s1", memory.id, user_id="alice")
+    assert deleted
+
+    caps = session_mgr.get_capabilities()
+    # InMemorySessionManager returns all 13 methods
+    assert len(caps) == 13
+
+    status = await session_mgr.health_check()
+    assert status == {"status": "ok", "sessions": 1}
+
+    # Lifecycle
+    await session_mgr.clear_session("s1")  # Clears data but retains session lock
+    await session_mgr.close()  # Sets _closed flag, clears all data
+    assert await session_mgr.health_check() == {"status": "closed", "sessions": 0}
+
+    # Async context manager
+    async with InMemorySessionManager() as mgr:
+        await mgr.save_messages("s1", messages)
+
+    # 1.3: SessionMessage.to_langchain()
+    kinds = [
+        type(SessionMessage(role=r, content="x", session_id="s", user_id="u").to_langchain()).__name__
+        for r in ("user", "assistant", "ai", "system")
+    ]
+    assert kinds == ["HumanMessage", "AIMessage", "AIMessage", "SystemMessage"]
+
+
+async def test_semantic_search_mixin() -> None:
+    from deskwork.graph import InMemorySessionManager, Memory, SemanticSearchMixin
+
+    # the reader's embedding provider and vector store
+    class Embedder:
+        async def embed(self, text: str) -> list[float]:
+            return [float(len(text)), 1.0]
+
+    class VectorStore:
+        async def search(self, session_id: str, vec: list[float], limit: int) -> list[Memory]:
+            return [Memory(session_id=session_id, key="hit", value=str(vec))][:limit]
+
+    my_embedder = Embedder()
+
+    class MySemanticSessionManager(SemanticSearchMixin, InMemorySessionManager):
+        _vector_store = VectorStore()
+
+        async def embed_text(self, text: str) -> list[float]:
+            # Your embedding provider
+            return await my_embedder.embed(text)
+
+        async def search_memories_semantic(
+            self, session_id: str, query: str, limit: int = 5,
+        ) -> list[Memory]:  # fmt: skip
+            query_vec = await self.embed_text(query)
+            # Your vector similarity search implementation
+            return await self._vector_store.search(session_id, query_vec, limit)
+
+    found = await MySemanticSessionManager().search_memories_semantic("s1", "abc")
+    assert [m.value for m in found] == ["[3.0, 1.0]"]
+
+    class EmbedOnly(SemanticSearchMixin, InMemorySessionManager):
+        async def embed_text(self, text: str) -> list[float]:
+            return [0.0]
+
+    with pytest.raises(NotImplementedError):
+        await EmbedOnly().search_memories_semantic("s1", "abc")
