@@ -35,7 +35,7 @@ class RunState(DeskworkModel):
 
 
 class RunOwner(DeskworkModel):
-    """The process that started (or last resumed) a run: tells a live run from an interrupted one."""
+    """The process that started (or last resumed) a run: tells live runs from interrupted ones."""
 
     host: str
     pid: int
