@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
+import structlog.testing
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
@@ -838,3 +840,212 @@ async def test_semantic_search_mixin() -> None:
 
     with pytest.raises(NotImplementedError):
         await EmbedOnly().search_memories_semantic("s1", "abc")
+
+
+# -- 1.4 #12-16 Middleware: tenant isolation, lifecycle hooks, metrics, circuit breaker, memory --
+
+
+class MyAgent(BaseAgent):
+    """The reader's agent: writes what ``slot`` says, optionally into an identity field."""
+
+    def __init__(self, middleware: list[Any], *, slot: str = "note", fail: bool = False) -> None:
+        agent_config = AgentConfig(name="my_agent", type="custom", description="Mine")
+        super().__init__(config=agent_config, middleware=middleware)
+        self.slot, self.fail = slot, fail
+
+    async def process(
+        self, state: OrchestratorState, config: RunnableConfig | None = None
+    ) -> AgentResponse:
+        if self.fail:
+            raise RuntimeError("backend down")
+        return AgentResponse(
+            agent_name=self.name, content="ok", next_agent="supervisor", slots_update={self.slot: "x"}
+        )
+
+
+async def test_tenant_isolation_middleware() -> None:
+    from deskwork.graph import TenantIsolationError, TenantIsolationMiddleware
+    from deskwork.graph.testing import make_test_state
+
+    middleware = TenantIsolationMiddleware()
+    agent = MyAgent(middleware=[middleware])
+    assert (await agent.invoke(make_test_state()))["context_slots"] == {"note": "x"}
+    with pytest.raises(TenantIsolationError):
+        await MyAgent(middleware=[middleware], slot="user_id").invoke(make_test_state())
+
+
+async def test_agent_middleware_onion_order(capsys: pytest.CaptureFixture[str]) -> None:
+    from deskwork.graph import AgentMiddleware
+    from deskwork.graph.testing import make_test_state
+
+    class LoggingMiddleware(AgentMiddleware):
+        async def before_invoke(
+            self,
+            agent_name: str,
+            state: OrchestratorState,
+            config: RunnableConfig | None = None,
+        ) -> OrchestratorState:
+            print(f"Before: {agent_name}")
+            return state
+
+        async def after_invoke(
+            self,
+            agent_name: str,
+            state: OrchestratorState,
+            response: AgentResponse,
+            config: RunnableConfig | None = None,
+        ) -> AgentResponse:
+            print(f"After: {agent_name} -> {response.next_agent}")
+            return response
+
+        async def on_error(
+            self,
+            agent_name: str,
+            state: OrchestratorState,
+            error: Exception,
+            config: RunnableConfig | None = None,
+        ) -> None:
+            print(f"Error: {agent_name}: {error}")
+
+    class Tagged(LoggingMiddleware):
+        def __init__(self, tag: str) -> None:
+            self.tag = tag
+
+        async def before_invoke(self, agent_name: str, *args: Any) -> OrchestratorState:
+            print(f"[{self.tag}]", end=" ")
+            return await super().before_invoke(agent_name, *args)
+
+        async def after_invoke(self, agent_name: str, *args: Any) -> AgentResponse:
+            print(f"[{self.tag}]", end=" ")
+            return await super().after_invoke(agent_name, *args)
+
+        async def on_error(self, agent_name: str, *args: Any) -> None:
+            print(f"[{self.tag}]", end=" ")
+            await super().on_error(agent_name, *args)
+
+    await MyAgent(middleware=[Tagged("1"), Tagged("2")]).invoke(make_test_state())
+    with pytest.raises(Exception, match="backend down"):
+        await MyAgent(middleware=[Tagged("1"), Tagged("2")], fail=True).invoke(make_test_state())
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    assert lines == [
+        "[1] Before: my_agent",
+        "[2] Before: my_agent",
+        "[2] After: my_agent -> supervisor",
+        "[1] After: my_agent -> supervisor",
+        "[1] Before: my_agent",
+        "[2] Before: my_agent",
+        "[2] Error: my_agent: backend down",
+        "[1] Error: my_agent: backend down",
+    ]
+
+
+async def test_metrics_circuit_breaker_and_memory_injection() -> None:
+    from deskwork.graph import (
+        CircuitBreakerMiddleware,
+        CircuitBreakerOpenError,
+        InMemoryMetricsCollector,
+        InMemorySessionManager,
+        Memory,
+        MemoryInjectionMiddleware,
+        MetricsMiddleware,
+        SupervisorAgent,
+    )
+    from deskwork.graph.testing import make_test_state
+
+    collector = InMemoryMetricsCollector()
+    metrics_mw = MetricsMiddleware(collector)
+    agent = MyAgent(middleware=[metrics_mw])
+    await agent.invoke(make_test_state())
+    with pytest.raises(Exception, match="backend down"):
+        await MyAgent(middleware=[metrics_mw], fail=True).invoke(make_test_state())
+    assert [r.agent_name for r in collector.invocations] == ["my_agent"]
+    assert [e.agent_name for e in collector.errors] == ["my_agent"]
+    assert collector.invocations[0].duration_seconds >= 0
+
+    cb = CircuitBreakerMiddleware(
+        failure_threshold=5,  # failures before opening
+        recovery_timeout_seconds=60,  # seconds before half-open probe
+    )
+    agent = MyAgent(middleware=[cb], fail=True)
+    for _ in range(5):
+        with pytest.raises(Exception, match="backend down"):
+            await agent.invoke(make_test_state())
+    with pytest.raises(CircuitBreakerOpenError):
+        await agent.invoke(make_test_state())
+
+    session_mgr = InMemorySessionManager()
+    await session_mgr.store_memory(
+        "s1", Memory(session_id="s1", key="tone", value="likes short answers", importance=0.7)
+    )
+    memory_mw = MemoryInjectionMiddleware(session_mgr, limit=5)
+    llm = MockLLM(responses=["FINISH: Short answer."])
+    supervisor = SupervisorAgent(
+        config=AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        llm=llm,
+        topology=_topology(HUB_SPOKE, "greeter", "researcher"),
+        middleware=[memory_mw],
+    )
+    update = await supervisor.invoke(make_test_state("short", session_id="s1"))
+    assert update["messages"][0].content == "Short answer."
+    assert "likes short answers" in str(llm.calls[0][0].content)
+
+
+# -- 1.4 #17-18 Rate limiting, streaming ---------------------------------------------------------
+
+
+async def test_rate_limiters() -> None:
+    from deskwork.graph import PerTenantRateLimiter, SemaphoreRateLimiter, SupervisorAgent
+
+    limiter = SemaphoreRateLimiter(max_concurrency=5, delay_seconds=0.1)
+    supervisor = SupervisorAgent(
+        config=AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        llm=MockLLM(responses=["greeter"]),
+        topology=_topology(HUB_SPOKE, "greeter", "researcher"),
+        rate_limiter=limiter,
+    )
+    assert supervisor.rate_limiter is limiter
+
+    limiter2 = PerTenantRateLimiter(
+        max_concurrency=5,
+        delay_seconds=0.0,
+        max_tenants=10_000,
+    )
+    with pytest.raises(RuntimeError):
+        await limiter2.acquire()  # set_tenant() first
+    # In your request handler:
+    limiter2.set_tenant("tenant-abc")
+    await limiter2.acquire()
+    try:
+        pass  # ... LLM call ...
+    finally:
+        await limiter2.release()
+    assert limiter2.tenant_count == 1
+
+    async with SemaphoreRateLimiter(max_concurrency=5) as limiter3:
+        await limiter3.acquire()
+        await limiter3.release()
+    assert limiter3.is_closed
+
+
+async def test_streaming(capsys: pytest.CaptureFixture[str]) -> None:
+    from deskwork.graph import SupervisorAgent, astream_with_timeout
+    from deskwork.graph.testing import make_test_state
+
+    supervisor = SupervisorAgent(
+        config=AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        llm=MockLLM(stream_chunks=[["send it to ", "the greeter"]]),
+        topology=_topology(HUB_SPOKE, "greeter", "researcher"),
+    )
+    state, config = make_test_state("Hi"), None
+    with structlog.testing.capture_logs():  # keep the library's logs out of the output
+        async for chunk_meta, accumulated in supervisor.astream_process(state, config):
+            if chunk_meta["chunk_type"] == "token":
+                print(chunk_meta["delta"], end="", flush=True)
+            elif chunk_meta["chunk_type"] == "final":
+                print(f"\nRouting to: {chunk_meta['next_agent']}")
+    assert capsys.readouterr().out == "send it to the greeter\nRouting to: greeter\n"
+
+    llm, messages = MockLLM(stream_chunks=[["Hel", "lo"]]), [HumanMessage("Hi")]
+    async for chunk in astream_with_timeout(llm, messages, timeout_seconds=30.0, config=config):
+        print(chunk.content, end="")
+    assert capsys.readouterr().out == "Hello"
