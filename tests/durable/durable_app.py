@@ -89,9 +89,11 @@ def main(argv: list[str]) -> None:
                 [{"run_id": r.run_id, "status": r.status, "content": r.content} for r in reports]
             )
         )
-    elif command == "submit":
-        ids = [desk.submit(queued, f"queued job {n}") for n in range(int(argv[1]))]
-        print(json.dumps(ids), flush=True)
+    elif command == "submit":  # submit N [QUEUE]: queue N runs, wait for their reports
+        queue = argv[2] if len(argv) > 2 else "default"
+        ids = [desk.submit(queued, f"queued job {n}", queue=queue) for n in range(int(argv[1]))]
+        reports = [desk.result(run_id, timeout=60) for run_id in ids]
+        print(json.dumps([[r.run_id, r.status, r.content] for r in reports]))
     desk.close()
 
 

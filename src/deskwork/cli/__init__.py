@@ -1,4 +1,4 @@
-"""The ``deskwork`` command line: ``deskwork demo``, ``runs``, ``doctor`` and ``eval``."""
+"""The ``deskwork`` command line: ``deskwork demo``, ``runs``, ``doctor``, ``eval``, ``worker``."""
 
 from __future__ import annotations
 
@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     from deskwork.evals._cli import add_eval_parser
 
     add_eval_parser(sub, _store_options)
+    from deskwork.cli.worker import add_worker_parser
+
+    add_worker_parser(sub)
     return parser
 
 
@@ -99,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from deskwork.evals._cli import run_eval
 
         return run_eval(args)
+    if args.command == "worker":
+        from deskwork.cli.worker import run_worker
+
+        return run_worker(args)
     return _runs(args)
 
 

@@ -32,6 +32,7 @@ import uuid
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
@@ -370,6 +371,25 @@ class _Engine:
         with contextlib.suppress(Exception):
             DBOS.destroy(workflow_completion_timeout_sec=0)
         self.lock.release()
+        _restore_loops()
+
+
+_loops: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+"""Event loops whose default executor DBOS replaced with its own (shut down with DBOS)."""
+
+
+async def _on_loop() -> None:
+    """Use DBOS's thread pool for ``asyncio.to_thread`` on this loop while DBOS runs (as DBOS
+    does itself), and remember the loop to give it a pool of its own when DBOS stops."""
+    _loops.add(asyncio.get_running_loop())
+    await DBOS._configure_asyncio_thread_pool()
+
+
+def _restore_loops() -> None:
+    for loop in list(_loops):
+        if not loop.is_closed():
+            loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio"))
+    _loops.clear()
 
 
 def _env_queues() -> list[str] | None:
@@ -452,6 +472,7 @@ async def arun(
 ) -> Report:
     """Run ``job`` as a DBOS workflow in this process and wait for its report."""
     engine_for(desk)
+    await _on_loop()
     desk.register(runner)
     if on_event is not None:
         _listeners[run_id] = on_event
@@ -486,6 +507,7 @@ async def aresult(desk: Desk, run_id: str, timeout: float | None) -> Report:
         ConfigurationError: there is no durable run ``run_id``.
     """
     engine_for(desk)
+    await _on_loop()
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     while True:
@@ -547,6 +569,7 @@ def cancel(desk: Desk, run_id: str) -> None:
 async def arecover(desk: Desk) -> list[Report]:
     """Continue every unfinished durable run of dead executors whose runner is registered."""
     engine = engine_for(desk)
+    await _on_loop()
     handles = await asyncio.to_thread(_take_over, desk, engine)
     reports = []
     for run_id in handles:

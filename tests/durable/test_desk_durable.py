@@ -1,0 +1,133 @@
+"""Durable runs in one process: same reports and events as without durability, submit/result,
+cancel, and clear configuration errors."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deskwork import Desk, Worker
+from deskwork.exceptions import ConfigurationError
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+CALLS: list[int] = []
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    CALLS.append(a + b)
+    return a + b
+
+
+def _script() -> ScriptedAdapter:
+    return ScriptedAdapter([call_tool("add", a=1, b=2), reply("three")])
+
+
+@pytest.fixture
+def durable(tmp_path: Path) -> Iterator[Desk]:
+    desk = Desk(model="m", adapter=_script(), storage_dir=tmp_path / "d", durable=True)
+    yield desk
+    desk.close()
+
+
+def _shape(events: list[Any]) -> list[tuple[str, str]]:
+    return [(e.type, e.source) for e in events]
+
+
+def test_durable_run_reports_and_stores_like_a_plain_run(tmp_path: Path, durable: Desk) -> None:
+    plain = Desk(model="m", adapter=_script(), storage_dir=tmp_path / "p")
+    worker = Worker(name="adder", tools=[add])
+    try:
+        expected = plain.run(worker, "add 1 and 2")
+    finally:
+        plain.close()
+    CALLS.clear()
+
+    report = durable.run(worker, "add 1 and 2", run_id="r-1")
+
+    assert (report.status, report.content, report.run_id) == ("completed", "three", "r-1")
+    assert CALLS == [3]
+    assert _shape(report.events) == _shape(expected.events)
+    assert _shape(durable.run_store.get_events("r-1")) == _shape(expected.events)
+    record = durable.run_store.get_run("r-1")
+    assert record is not None and (record.status, record.output) == ("completed", "three")
+    from dbos import DBOS
+
+    steps = [s["function_name"] for s in DBOS.list_workflow_steps("r-1")]
+    assert steps == ["deskwork.model", "deskwork.tool:add", "deskwork.model"]
+
+
+def test_on_event_sees_every_event_of_a_durable_run(durable: Desk) -> None:
+    seen: list[str] = []
+    adder = Worker(name="adder", tools=[add])
+    report = durable.run(adder, "x", on_event=lambda e: seen.append(e.type))
+    assert seen == [e.type for e in report.events]
+
+
+def test_submit_returns_at_once_and_result_waits(durable: Desk) -> None:
+    run_id = durable.submit(Worker(name="adder", tools=[add]), "add 1 and 2")
+    report = durable.result(run_id, timeout=30)
+    assert (report.run_id, report.status, report.content) == (run_id, "completed", "three")
+    assert [e.type for e in report.events][-1] == "run.completed"
+
+
+def test_cancel_a_queued_run_ends_it_failed(durable: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DESKWORK_QUEUES", "")  # this process serves no queue: runs stay queued
+    started = time.monotonic()
+    run_id = durable.submit(Worker(name="adder", tools=[add]), "add", queue="idle")
+    assert time.monotonic() - started < 10
+    with pytest.raises(TimeoutError):
+        durable.result(run_id, timeout=0.3)
+
+    durable.cancel(run_id)
+
+    report = durable.result(run_id, timeout=10)
+    assert report.status == "failed"
+    assert any("cancelled" in error for error in report.errors)
+    record = durable.run_store.get_run(run_id)
+    assert record is not None and record.status == "failed"
+
+
+def test_recover_with_nothing_unfinished_returns_nothing(durable: Desk) -> None:
+    assert durable.recover() == []
+
+
+def test_durable_api_needs_a_durable_desk(tmp_path: Path) -> None:
+    desk = Desk(model="m", adapter=_script(), storage_dir=tmp_path)
+    try:
+        with pytest.raises(ConfigurationError, match="durable=True"):
+            desk.submit(Worker(name="adder", tools=[add]), "x")
+    finally:
+        desk.close()
+
+
+def test_unreachable_database_names_the_url_without_its_password(tmp_path: Path) -> None:
+    url = "postgresql://alice:s3cret@127.0.0.1:1/nowhere"
+    desk = Desk(model="m", adapter=_script(), database_url=url, durable=True)
+    try:
+        with pytest.raises(ConfigurationError) as caught:
+            desk.run(Worker(name="adder", tools=[add]), "x")
+    finally:
+        desk.close()
+    assert "127.0.0.1:1/nowhere" in str(caught.value)
+    assert "s3cret" not in str(caught.value)
+
+
+def test_closing_the_last_durable_desk_leaves_the_threads_event_loop_usable(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from deskwork._sync import run_sync
+
+    desk = Desk(model="m", adapter=_script(), storage_dir=tmp_path, durable=True)
+    desk.run(Worker(name="adder", tools=[add]), "x")
+    desk.close()  # DBOS stops, and with it the thread pool it lent to this thread's loop
+
+    assert run_sync(asyncio.to_thread(lambda: 41 + 1)) == 42

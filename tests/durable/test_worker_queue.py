@@ -1,0 +1,112 @@
+"""``deskwork worker`` processes serve a queue; desk.submit/result from another process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON, app_env, lines, run_app, wait_for
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
+    """Two ``python -m deskwork worker durable_app:desk`` processes on queue ``jobs``."""
+    procs = [
+        subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "deskwork",
+                "worker",
+                "durable_app:desk",
+                "--queue",
+                "jobs",
+                "--concurrency",
+                "4",
+            ],
+            env=app_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None
+            banner = proc.stdout.readline()
+            assert "serving queue 'jobs'" in banner, proc.stderr.read() if proc.stderr else ""
+        yield procs
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def test_two_workers_run_twenty_submitted_runs_once_each(
+    tmp_path: Path, workers: list[subprocess.Popen[str]]
+) -> None:
+    # the submitting process serves no queue: only the workers run the jobs
+    out = run_app(tmp_path, "submit", "20", "jobs", DESKWORK_QUEUES="")
+
+    reports = json.loads(out.strip().splitlines()[-1])
+    assert len(reports) == 20
+    assert len({r[0] for r in reports}) == 20
+    assert all(status == "completed" for _, status, _ in reports)
+    assert sorted(r[2] for r in reports) == sorted(f"finished {n}" for n in range(20))
+    for n in range(20):
+        assert len(lines(tmp_path / f"work-{n}")) == 1  # each job ran exactly once
+    pids = {line.split()[1] for line in lines(tmp_path / "pids")}
+    assert pids <= {str(p.pid) for p in workers}
+    assert len(pids) == 2  # both workers took work
+
+
+def test_worker_takes_over_a_dead_process_run(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [PYTHON, str(Path(__file__).parent / "durable_app.py"), "run", "run-w"],
+        env=app_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: lines(tmp_path / "step_two") != [], what="tool call 2 to start")
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    worker = subprocess.Popen(
+        [PYTHON, "-m", "deskwork", "worker", "durable_app:desk"],
+        env=app_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        assert "(recovered 1 runs)" in worker.stdout.readline()
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=15)
+    assert len(lines(tmp_path / "step_one")) == 1
+    assert len(lines(tmp_path / "step_two")) == 2
+
+
+def test_worker_rejects_a_target_that_is_not_a_durable_desk(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [PYTHON, "-m", "deskwork", "worker", "durable_app:crasher"],
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "is not a Desk(durable=True)" in done.stderr
