@@ -34,6 +34,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
 from deskwork._sync import run_sync
+from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import (
     BaseModelAdapter,
     ModelResponse,
@@ -126,9 +127,10 @@ class DeskworkChatModel(BaseChatModel):
             messages = to_provider(self._convert_input(model_input).to_messages())
             started = _starting(model, {"messages": messages, "max_tokens": self.max_tokens})
             try:
-                response = await adapter.astructured_complete(
-                    model=model, messages=messages, response_schema=schema,
-                    temperature=self.temperature, max_tokens=self.max_tokens,
+                response = await seam.astructured(
+                    adapter, calls=_calls(model, None), model=model, messages=messages,
+                    response_schema=schema, temperature=self.temperature,
+                    max_tokens=self.max_tokens,
                 )  # fmt: skip
             except Exception as exc:
                 _failed(model, exc, started)
@@ -189,8 +191,9 @@ class DeskworkChatModel(BaseChatModel):
         request = self._request(messages, stop, **kwargs)
         started = _starting(model, request)
         try:
-            result = await adapter.acomplete(
-                model=model, stream=False, stream_options=None, **request
+            calls = _calls(model, request.pop("num_retries"))
+            result = await seam.acomplete(
+                adapter, calls=calls, model=model, stream=False, stream_options=None, **request
             )
             if not isinstance(result, ModelResponse):
                 result = assemble_stream([chunk async for chunk in result], model=model)
@@ -225,8 +228,13 @@ class DeskworkChatModel(BaseChatModel):
         started = _starting(model, request)
         chunks: list[StreamChunk] = []
         try:
-            result = await adapter.acomplete(
-                model=model, stream=True, stream_options={"include_usage": True}, **request
+            result = await seam.acomplete(
+                adapter,
+                calls=_calls(model, request.pop("num_retries")),
+                model=model,
+                stream=True,
+                stream_options={"include_usage": True},
+                **request,
             )
             if isinstance(result, ModelResponse):
                 result = _as_stream(result)
@@ -250,6 +258,31 @@ class DeskworkChatModel(BaseChatModel):
                 content="", usage_metadata=_usage(whole.usage), response_metadata={METERED: True}
             )
         )
+
+
+def _calls(model: str, retries: int | None) -> seam.CallPolicy:
+    """The desk's retry policy for a graph model call (the one policy every adapter gets);
+    each retry is an ``llm.retry`` event in the desk run."""
+    run = _RUN.get()
+
+    def on_retry(retry: int, wait: float, error: BaseException) -> None:
+        emit_graph_event(
+            "llm.retry",
+            model,
+            {
+                "model": model,
+                "retry": retry,
+                "wait_seconds": round(wait, 3),
+                "error_type": type(error).__name__,
+                "error_message": redact_text(str(error))[:2000],
+            },
+        )
+
+    if run is None:
+        return seam.CallPolicy(retries or 0, on_retry=on_retry)
+    return seam.CallPolicy(
+        run.num_retries if retries is None else retries, run.retry_policy, on_retry
+    )
 
 
 def _tool_choice(choice: str | dict[str, Any] | bool | None) -> str | dict[str, Any] | None:
