@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from deskwork.adapters.base import ModelResponse, assemble_stream
+from deskwork.adapters import _seam as seam
+from deskwork.adapters.base import ModelResponse
 from deskwork.exceptions import DeskworkError
 
 if TYPE_CHECKING:
@@ -205,7 +206,8 @@ class LLMClient:
                 kwargs["reasoning_effort"] = reasoning_effort
         limit = timeout if timeout is not None else self.timeout
         async with asyncio.timeout(limit):
-            reply = await adapter.acomplete(
+            return await seam.aresponse(
+                adapter,
                 model=model,
                 messages=messages,
                 tools=None,
@@ -216,9 +218,6 @@ class LLMClient:
                 drop_params=True,
                 **kwargs,
             )
-            if isinstance(reply, ModelResponse):
-                return reply
-            return assemble_stream([chunk async for chunk in reply], model=model)
 
 
 @cache
