@@ -39,6 +39,11 @@ def restock(item: str, quantity: int) -> str:
     return f"ordered {quantity} x {item}"
 
 
+@tool(requires_user_input=True, user_input_prompt="Which colour?", description="Ask a colour")
+def colour(user_input: str = "") -> str:
+    return user_input
+
+
 @tool(description="Wait a while (for cancel and disconnect tests)")
 async def wait_a_bit(seconds: float) -> str:
     await asyncio.sleep(seconds)
@@ -53,6 +58,8 @@ def policy(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -
         text = str(last.get("content"))
         if "wait_a_bit" in names:
             return call_tool("wait_a_bit", seconds=float(text) if _number(text) else 0.3)
+        if "colour" in names:
+            return call_tool("colour")
         if "lookup" in names:
             return call_tool("lookup", item="beans")
         return reply(f"echo: {text}")
@@ -81,6 +88,7 @@ def make_desk() -> Desk:
     )
     desk.register(Worker(name="echo", instructions="Echo the input."))
     desk.register(Worker(name="clerk", tools=[lookup, restock], instructions="Restock."))
+    desk.register(Worker(name="asker", tools=[colour], instructions="Ask."))
     desk.register(Worker(name="sleeper", tools=[wait_a_bit], instructions="Wait."))
     return desk
 

@@ -81,6 +81,9 @@ class RunOut(RunReport):
 
     runner: str | None = None
     input: Any = None
+    messages: list[dict[str, Any]] = Field(
+        default_factory=list, description="The conversation (system messages left out)."
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -206,6 +206,9 @@ class RunService:
             metrics=to_jsonable(state.metrics) if state else {},
             runner=record.runner,
             input=record.input,
+            messages=[m.model_dump(mode="json") for m in state.messages if m.role != "system"]
+            if state
+            else [],
             created_at=record.created_at,
             updated_at=record.updated_at,
         )

@@ -1,0 +1,96 @@
+"""The web viewer in headless Chromium (Playwright) against a real server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+REQUIRED = os.environ.get("DESKWORK_REQUIRE_BROWSER") == "1"
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed"
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM}"
+    return None
+
+
+_MISSING = _browser_missing()
+if _MISSING and REQUIRED:
+    raise RuntimeError(f"DESKWORK_REQUIRE_BROWSER=1 but {_MISSING}")
+pytestmark = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
+
+
+@pytest.fixture
+def page() -> Any:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        yield page
+        browser.close()
+        assert errors == [], errors
+
+
+def test_runs_appear_live_and_an_approval_resumes_the_run(
+    live_factory: Any, page: Any, tmp_path: Path
+) -> None:
+    live = live_factory()
+    page.goto(live.url + "/")
+    page.wait_for_selector("#live.on")
+    with httpx.Client(base_url=live.url) as client:
+        slow = client.post("/runs", json={"runner": "sleeper", "job": {"input": "1.0"}}).json()
+        # the run shows up in the list while running, then completes, without a reload
+        page.wait_for_selector(f'#runs a[data-run="{slow["run_id"]}"] .badge.running')
+        page.wait_for_selector(f'#runs a[data-run="{slow["run_id"]}"] .badge.completed')
+        paused = client.post("/runs", json={"runner": "clerk", "job": {"input": "go"}}).json()
+    row = page.wait_for_selector(f'#runs a[data-run="{paused["run_id"]}"] .badge.paused')
+    row.click()
+    page.wait_for_selector("#approve")
+    timeline = page.inner_text("#timeline")
+    assert "tool.completed" in timeline and "lookup" in timeline
+    assert "restock" in page.inner_text(".pending")
+    page.screenshot(path=str(tmp_path / "viewer-paused.png"))
+    page.click("#approve")
+    page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
+    page.wait_for_selector(".msg.assistant >> text=done: ordered 38 x beans")
+    assert live.desk.run_store.get_run(paused["run_id"]).status == "completed"  # type: ignore[union-attr]
+    page.screenshot(path=str(tmp_path / "viewer-completed.png"))
+    assert (tmp_path / "viewer-completed.png").stat().st_size > 10_000
+
+
+def test_user_input_is_answered_from_the_page_and_keys_move(live_factory: Any, page: Any) -> None:
+    live = live_factory()
+    with httpx.Client(base_url=live.url) as client:
+        for word in ("one", "two"):
+            client.post("/runs?wait=true", json={"runner": "echo", "job": {"input": word}})
+        run = client.post("/runs?wait=true", json={"runner": "asker", "job": {"input": "x"}})
+    run_id = run.json()["run_id"]
+    assert run.json()["status"] == "paused"
+    page.goto(live.url + "/")
+    page.wait_for_selector("#runs a")
+    page.keyboard.press("j")
+    first = page.evaluate("document.activeElement.dataset.run")
+    assert first == run_id  # newest first
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#answer")
+    page.fill("#answer", "blue")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
+    page.wait_for_selector(".msg.assistant >> text=done: blue")
+    page.set_viewport_size({"width": 390, "height": 844})
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390  # readable at phone width: nothing scrolls sideways
