@@ -7,15 +7,15 @@ import signal
 import subprocess
 from pathlib import Path
 
-from conftest import HERE, PYTHON, app_env, lines, run_app, wait_for
+from conftest import HERE, PYTHON, app_env, lines, open_store, run_app, wait_for
 from deskwork.store.sqlite import SQLiteRunStore
 
 
-def _crash_during_step_two(tmp_path: Path, run_id: str) -> None:
+def _crash_during_step_two(tmp_path: Path, run_id: str, **env: str) -> None:
     """Start the run in a subprocess and kill -9 it while tool call 2 runs."""
     proc = subprocess.Popen(
         [PYTHON, str(HERE / "durable_app.py"), "run", run_id],
-        env=app_env(tmp_path),
+        env=app_env(tmp_path, **env),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -27,18 +27,20 @@ def _crash_during_step_two(tmp_path: Path, run_id: str) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-def test_recover_after_sigkill_runs_finished_steps_once(tmp_path: Path) -> None:
-    _crash_during_step_two(tmp_path, "run-1")
+def test_recover_after_sigkill_runs_finished_steps_once(
+    tmp_path: Path, backend: dict[str, str]
+) -> None:
+    _crash_during_step_two(tmp_path, "run-1", **backend)
     assert len(lines(tmp_path / "step_one")) == 1
     assert len(lines(tmp_path / "model_calls")) == 2
 
-    reports = json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1])
+    reports = json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1])
 
     assert reports == [{"run_id": "run-1", "status": "completed", "content": "all done"}]
     assert len(lines(tmp_path / "step_one")) == 1  # exactly once
     assert len(lines(tmp_path / "step_two")) == 2  # the interrupted call ran again
     assert len(lines(tmp_path / "model_calls")) == 3  # recorded answers were not asked again
-    store = SQLiteRunStore(tmp_path / ".deskwork" / "deskwork.db")
+    store = open_store(tmp_path, backend)
     try:
         record = store.get_run("run-1")
         assert record is not None and record.status == "completed"
@@ -55,7 +57,7 @@ def test_recover_after_sigkill_runs_finished_steps_once(tmp_path: Path) -> None:
     assert types.index("run.recovered") > types.index("tool.started", types.index("tool.completed"))
 
     # calling it again re-runs nothing
-    assert json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1]) == []
+    assert json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1]) == []
     assert len(lines(tmp_path / "step_two")) == 2
 
 

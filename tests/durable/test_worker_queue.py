@@ -14,7 +14,7 @@ from conftest import PYTHON, app_env, lines, run_app, wait_for
 
 
 @pytest.fixture
-def workers(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
+def workers(tmp_path: Path, backend: dict[str, str]) -> Iterator[list[subprocess.Popen[str]]]:
     """Two ``python -m deskwork worker durable_app:desk`` processes on queue ``jobs``."""
     procs = [
         subprocess.Popen(
@@ -29,7 +29,7 @@ def workers(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
                 "--concurrency",
                 "4",
             ],
-            env=app_env(tmp_path),
+            env=app_env(tmp_path, **backend),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -53,10 +53,10 @@ def workers(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def test_two_workers_run_twenty_submitted_runs_once_each(
-    tmp_path: Path, workers: list[subprocess.Popen[str]]
+    tmp_path: Path, backend: dict[str, str], workers: list[subprocess.Popen[str]]
 ) -> None:
     # the submitting process serves no queue: only the workers run the jobs
-    out = run_app(tmp_path, "submit", "20", "jobs", DESKWORK_QUEUES="")
+    out = run_app(tmp_path, "submit", "20", "jobs", DESKWORK_QUEUES="", **backend)
 
     reports = json.loads(out.strip().splitlines()[-1])
     assert len(reports) == 20
