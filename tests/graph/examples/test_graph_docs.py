@@ -1,0 +1,37 @@
+"""The code in docs/graph.md (the README's graph section) runs offline and prints what it says."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import structlog.testing
+
+pytest.importorskip("langgraph")
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "graph.md"
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def _expected_prints(code: str) -> list[str]:
+    """The ``# ...`` comment after each ``print(...)``: what that line prints."""
+    return re.findall(r"^print\(.*\)\s+# (.+)$", code, flags=re.MULTILINE)
+
+
+def test_graph_section_runs_and_prints_what_its_comments_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocks = _python_blocks(DOC.read_text(encoding="utf-8"))
+    assert blocks, "docs/graph.md has no python example"
+    monkeypatch.chdir(tmp_path)  # the desk stores its runs under ./.deskwork
+    for index, code in enumerate(blocks):
+        expected = _expected_prints(code)
+        assert expected, f"block {index} documents no output"
+        with structlog.testing.capture_logs():
+            exec(compile(code, f"{DOC}:block{index}", "exec"), {"__name__": "__main__"})
+        assert capsys.readouterr().out.splitlines() == expected
+    assert (tmp_path / ".deskwork").is_dir()
