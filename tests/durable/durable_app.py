@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deskwork import Desk, Worker
+from deskwork import Desk, Worker, Workforce
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
+from deskwork.workflow import Step
 
 HERE = Path(os.environ.get("DURABLE_DIR", "."))
 
@@ -56,6 +57,10 @@ def _model(messages: list[dict[str, Any]], tools: Any) -> Any:
     """Answers from the conversation alone (a restarted process has no script position)."""
     _count("model_calls")
     done = sum(1 for m in messages if m.get("role") == "tool")
+    who = str(messages[0].get("content", "")).split("\n")[0]
+    if who in ("first", "second"):  # the members of the flow and of the workforce
+        step = call_tool("step_one") if who == "first" else call_tool("step_two")
+        return step if done == 0 else reply(f"{who} done")
     user = next(m for m in messages if m.get("role") == "user")
     if "queued" in str(user.get("content")):
         n = int(str(user["content"]).split()[-1])
@@ -73,12 +78,20 @@ crasher = Worker(name="crasher", tools=[step_one, step_two])
 queued = Worker(name="queued", tools=[work])
 desk.register(crasher)
 desk.register(queued)
+first = Worker(name="first", instructions="first", tools=[step_one])
+second = Worker(name="second", instructions="second", tools=[step_two])
+pipeline = desk.flow([Step(first), Step(second)], name="pipeline")
+team = Workforce([first, second], mode="collaborate", name="team")
+desk.register(pipeline)
+desk.register(team)
+RUNNERS = {"crasher": crasher, "pipeline": pipeline, "team": team}
 
 
 def main(argv: list[str]) -> None:
     command = argv[0]
-    if command == "run":
-        report = desk.run(crasher, "do both steps", run_id=argv[1])
+    if command == "run":  # run RUN_ID [RUNNER]
+        runner = RUNNERS[argv[2] if len(argv) > 2 else "crasher"]
+        report = desk.run(runner, "do both steps", run_id=argv[1])
         print(json.dumps({"status": report.status}))
     elif command == "recover":
         if len(argv) > 1 and argv[1] == "--unregistered":

@@ -7,14 +7,18 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import HERE, PYTHON, app_env, lines, open_store, run_app, wait_for
 from deskwork.store.sqlite import SQLiteRunStore
 
 
-def _crash_during_step_two(tmp_path: Path, run_id: str, **env: str) -> None:
+def _crash_during_step_two(
+    tmp_path: Path, run_id: str, runner: str = "crasher", **env: str
+) -> None:
     """Start the run in a subprocess and kill -9 it while tool call 2 runs."""
     proc = subprocess.Popen(
-        [PYTHON, str(HERE / "durable_app.py"), "run", run_id],
+        [PYTHON, str(HERE / "durable_app.py"), "run", run_id, runner],
         env=app_env(tmp_path, **env),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -80,3 +84,27 @@ def test_unregistered_runner_stays_visible_until_failed(tmp_path: Path) -> None:
     reports = json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1])
     assert [r["status"] for r in reports] == ["completed"]
     assert len(lines(tmp_path / "step_one")) == 1
+
+
+@pytest.mark.parametrize("runner", ["pipeline", "team"])
+def test_a_flow_and_a_workforce_recover_after_sigkill(tmp_path: Path, runner: str) -> None:
+    """The flow (step ``first`` then ``second``) and the collaborate workforce (the same two
+    members) die inside ``second``'s tool call; recovery finishes without redoing ``first``."""
+    _crash_during_step_two(tmp_path, "run-3", runner)
+
+    reports = json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1])
+
+    assert [r["status"] for r in reports] == ["completed"]
+    assert "first done" in reports[0]["content"] and "second done" in reports[0]["content"]
+    assert len(lines(tmp_path / "step_one")) == 1
+    assert len(lines(tmp_path / "step_two")) == 2
+    assert len(lines(tmp_path / "model_calls")) == 4  # 3 before the crash, 1 after
+    store = open_store(tmp_path, {})
+    try:
+        types = [e.type for e in store.get_events("run-3")]
+    finally:
+        store.close()
+    assert types.count("tool.completed") == 2
+    assert types.count("run.recovered") == 1
+    assert types.count("run.started") == 1
+    assert types[-1] == "run.completed"
