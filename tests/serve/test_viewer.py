@@ -67,7 +67,8 @@ def test_runs_appear_live_and_an_approval_resumes_the_run(
     page.click("#approve")
     page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
     page.wait_for_selector(".msg.assistant >> text=done: ordered 38 x beans")
-    assert live.desk.run_store.get_run(paused["run_id"]).status == "completed"  # type: ignore[union-attr]
+    record = live.desk.run_store.get_run(paused["run_id"])
+    assert record is not None and record.status == "completed"
     page.screenshot(path=str(tmp_path / "viewer-completed.png"))
     assert (tmp_path / "viewer-completed.png").stat().st_size > 10_000
 

@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--model", help="a LiteLLM model such as openai/gpt-5-nano (needs its key)")
     demo.add_argument("--yes", action="store_true", help="approve the confirmation without asking")
     _store_options(demo)
+    from deskwork.serve._cli import add_demo_serve_options, add_serve_parser
+
+    add_demo_serve_options(demo)
     _runs_parser(sub)
     doctor = sub.add_parser("doctor", help="check the run store (integrity, interrupted runs)")
     _store_options(doctor)
@@ -62,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     from deskwork.cli.worker import add_worker_parser
 
     add_worker_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 
@@ -90,6 +94,14 @@ def _runs(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``deskwork`` console script."""
     args = _parser().parse_args(argv)
+    if args.command == "demo" and args.serve:
+        from deskwork.serve._demo import serve_demo
+
+        return serve_demo(storage_dir=args.storage_dir, port=args.port)
+    if args.command == "serve":
+        from deskwork.serve._cli import run_serve
+
+        return run_serve(args)
     if args.command == "demo":
         from deskwork.cli.demo import run_demo
 

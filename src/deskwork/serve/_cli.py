@@ -1,0 +1,81 @@
+"""``deskwork serve MODULE:ATTR``: the command-line side of the server.
+
+Importing this module does not import FastAPI or uvicorn (the CLI parser uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any
+
+__all__ = ["add_demo_serve_options", "add_serve_parser", "load_desk", "run_serve"]
+
+
+def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` subcommand."""
+    serve = sub.add_parser(
+        "serve",
+        help="serve a desk over HTTP (REST, SSE, AG-UI) with the web run viewer",
+        description="Serve the desk found at MODULE:ATTR (a Desk, or a function returning one)."
+        " Binds 127.0.0.1 unless --host says otherwise; any other address needs a token.",
+    )
+    serve.add_argument("target", help="MODULE:ATTR, e.g. app.main:desk")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    serve.add_argument(
+        "--token", default=None, help="bearer token clients must send (or $DESKWORK_SERVE_TOKEN)"
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=None,
+        help="allow this origin through CORS (repeatable; CORS is off without it)",
+    )
+
+
+def add_demo_serve_options(demo: argparse.ArgumentParser) -> None:
+    """``deskwork demo --serve [--port N]``."""
+    demo.add_argument(
+        "--serve", action="store_true", help="serve the offline demo with the web viewer"
+    )
+    demo.add_argument("--port", type=int, default=8765, help="port for --serve (default 8765)")
+
+
+def load_desk(target: str) -> Any:
+    """The desk named by ``MODULE:ATTR`` (called first when it is a function)."""
+    from deskwork.runtime.desk import Desk
+
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"expected MODULE:ATTR (for example app.main:desk), not {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    module = importlib.import_module(module_name)
+    value: Any = module
+    for part in attr.split("."):
+        value = getattr(value, part)
+    if not isinstance(value, Desk) and callable(value):
+        value = value()
+    if not isinstance(value, Desk):
+        raise ValueError(f"{target} is a {type(value).__name__}, not a deskwork Desk")
+    return value
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Run ``deskwork serve``; returns the exit code."""
+    from deskwork.exceptions import ConfigurationError, MissingExtraError
+
+    try:
+        from deskwork.serve._server import check_bind, serve
+
+        token = check_bind(args.host, args.token)
+        desk = load_desk(args.target)
+    except (ValueError, ImportError, AttributeError, ConfigurationError, MissingExtraError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"deskwork serve: http://{args.host}:{args.port}/ (viewer), /docs (API)")
+    serve(desk, host=args.host, port=args.port, token=token, cors_origins=args.cors_origin)
+    return 0
