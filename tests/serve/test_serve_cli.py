@@ -1,0 +1,91 @@
+"""``deskwork serve`` and ``deskwork demo --serve`` as real processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deskwork", *args, "--port", str(port)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(HERE), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            try:
+                httpx.get(url + "/openapi.json", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_serve_module_attr_with_a_token_from_the_environment(tmp_path: Path) -> None:
+    env = {"DESKWORK_SERVE_TOKEN": "tok-123"}
+    with _process(["serve", "serve_support:make_desk"], tmp_path, env) as url:
+        assert httpx.get(url + "/runners").status_code == 401
+        auth = {"Authorization": "Bearer tok-123"}
+        report = httpx.post(
+            url + "/runs?wait=true",
+            json={"runner": "echo", "job": {"input": "hi"}},
+            headers=auth,
+            timeout=10,
+        ).json()
+        assert report["content"] == "echo: hi"
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "deskwork", "serve", "serve_support:make_desk", "--host", "0.0.0.0"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(HERE), "DESKWORK_SERVE_TOKEN": ""},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert "token" in done.stderr
+
+
+def test_demo_serve_starts_the_demo_behind_the_viewer(tmp_path: Path) -> None:
+    with _process(["demo", "--serve", "--storage-dir", str(tmp_path / "store")], tmp_path) as url:
+        assert "deskwork" in httpx.get(url + "/").text
+        runs = httpx.get(url + "/runs").json()["runs"]
+        assert sorted(r["status"] for r in runs) == ["completed", "paused"]
+        paused = next(r for r in runs if r["status"] == "paused")
+        done = httpx.post(
+            f"{url}/runs/{paused['run_id']}/resume?wait=true", json={"decision": True}, timeout=10
+        ).json()
+        assert done["status"] == "completed"
+        assert "ordered 38 x espresso beans" in done["content"]
