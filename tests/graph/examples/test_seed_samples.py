@@ -1351,3 +1351,132 @@ async def test_testing_utilities() -> None:
     # InMemorySessionManager re-exported for convenience
     session_mgr = InMemorySessionManager()
     assert (await session_mgr.health_check())["status"] == "ok"
+
+
+# -- statements of 1.3, 1.4 and 1.7 the samples above do not reach -----------------------------
+
+
+async def test_minimal_custom_session_manager_and_rate_limiter() -> None:
+    from deskwork.graph import RateLimiter, SessionManager, SessionMessage
+
+    class ListSessionManager(SessionManager):  # only the three abstract methods
+        def __init__(self) -> None:
+            self.rows: dict[str, list[SessionMessage]] = {}
+
+        async def save_messages(self, session_id: str, messages: list[SessionMessage]) -> None:
+            self.rows.setdefault(session_id, []).extend(messages)
+
+        async def get_messages(
+            self, session_id: str, limit: int = 50, user_id: str | None = None
+        ) -> list[SessionMessage]:
+            return self.rows.get(session_id, [])[-limit:]
+
+        async def clear_session(self, session_id: str) -> None:
+            self.rows.pop(session_id, None)
+
+    async with ListSessionManager() as mgr:
+        await mgr.save_messages("s1", [SessionMessage(role="ai", content="hi", session_id="s1")])
+        assert [m.to_langchain().type for m in await mgr.get_messages("s1")] == ["ai"]
+        with pytest.raises(NotImplementedError):
+            await mgr.get_summary("s1")
+        assert await mgr.health_check() == {"status": "ok"}
+
+    class CountingLimiter(RateLimiter):  # release() and close() have no-op defaults
+        calls = 0
+
+        async def acquire(self) -> None:
+            self.calls += 1
+
+    limiter = CountingLimiter()
+    async with limiter:
+        await limiter.acquire()
+        await limiter.release()
+    assert limiter.calls == 1
+
+
+async def test_per_tenant_limiter_evicts_the_least_recently_used_tenant() -> None:
+    from deskwork.graph import PerTenantRateLimiter
+
+    limiter = PerTenantRateLimiter(max_concurrency=1, max_tenants=2)
+    for tenant in ("a", "b", "a", "c"):
+        limiter.set_tenant(tenant)
+        await limiter.acquire()
+        await limiter.release()
+    assert limiter.tenant_count == 2  # "b" was the least recently used
+
+
+async def test_registered_transient_exceptions_are_retried() -> None:
+    from deskwork.graph import (
+        RetryConfig,
+        ainvoke_with_retry,
+        deregister_transient_exception,
+        register_transient_exception,
+    )
+
+    class ProviderOverloaded(Exception):
+        pass
+
+    retry = RetryConfig(max_attempts=2, initial_interval=0.001, max_interval=0.001)
+    register_transient_exception(ProviderOverloaded)
+    try:
+        llm = MockLLM(responses=[ProviderOverloaded("busy"), "ok"])
+        assert (await ainvoke_with_retry(llm, "hi", retry_config=retry)).content == "ok"
+    finally:
+        deregister_transient_exception(ProviderOverloaded)
+    with pytest.raises(Exception, match="busy"):
+        await ainvoke_with_retry(MockLLM(responses=[ProviderOverloaded("busy"), "ok"]), "hi")
+
+
+async def test_agents_emit_the_documented_log_events(llm_resources: Path) -> None:
+    from deskwork.graph import ReactTemplateManager, SupervisorAgent
+    from deskwork.graph.testing import make_test_state
+
+    supervisor = SupervisorAgent(
+        AgentConfig(name="supervisor", type="supervisor", description="Routes"),
+        MockLLM(
+            responses=[
+                "<thought>To greeter.</thought>"
+                '<action type="decide">{"next_agent": "greeter"}</action>'
+            ]
+        ),
+        _topology(HUB_SPOKE, "greeter", "researcher"),
+        template_manager=ReactTemplateManager("supervisor", "llm_resources"),
+    )
+    with structlog.testing.capture_logs() as logs:
+        await supervisor.invoke(make_test_state("Hi"))
+    by_event = {entry["event"]: entry for entry in logs}
+    assert {"agent_invoke_start", "react_pass", "react_terminal", "routing_decision"} <= set(
+        by_event
+    )
+    assert by_event["agent_invoke_completed"]["next_agent"] == "greeter"
+    assert (by_event["react_pass"]["pass_num"], by_event["react_pass"]["action"]) == (1, "decide")
+    assert by_event["routing_decision"]["allowed_targets"] == ["greeter", "researcher"]
+    assert all("agent" not in entry for entry in logs)  # agent_name=, never agent=
+    # streaming needs the whole reply in ReAct mode
+    with pytest.raises(NotImplementedError):
+        async for _ in supervisor.astream_process(make_test_state("Hi")):
+            pass
+
+
+async def test_identity_mutation_is_logged_and_string_tiers_work() -> None:
+    from deskwork.graph.testing import make_test_state
+
+    class Meddler(BaseAgent):
+        async def process(
+            self, state: OrchestratorState, config: RunnableConfig | None = None
+        ) -> AgentResponse:
+            state["user_id"] = "someone-else"
+            return AgentResponse(
+                agent_name=self.name,
+                content="done",
+                slots_tier={"x": "session"},  # type: ignore[dict-item]
+                slots_update={"x": 1},
+            )
+
+    agent = Meddler(AgentConfig(name="meddler", type="custom", description="Meddles"))
+    with structlog.testing.capture_logs() as logs:
+        update = await agent.invoke(make_test_state())
+    warnings = [e for e in logs if e["event"] == "identity_field_mutated"]
+    assert warnings and warnings[0]["log_level"] == "warning"
+    assert warnings[0]["fields"] == ["user_id"]
+    assert update["messages"][0].response_metadata["slots_tier"] == {"x": "session"}
