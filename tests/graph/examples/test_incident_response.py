@@ -7,6 +7,7 @@ HTTP. The ``--model`` path goes through LiteLLM to a local OpenAI-compatible ser
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -252,3 +253,72 @@ def test_app_requires_the_user_header_and_knows_its_runs(app_url: str) -> None:
     assert missing.json()["detail"][0]["loc"] == ["header", "X-User-Id"]
     unknown = httpx.get(f"{app_url}/incidents/no-such-run", timeout=10)
     assert unknown.status_code == 404
+
+
+# -- the example's pieces in-process: agents tested the way the guide suggests ----------------
+
+
+@pytest.fixture
+def example(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The example's modules, imported as the example imports them (by bare name)."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    for name in ("agents", "scripted", "system"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    yield importlib.import_module("system")
+    for name in ("agents", "scripted", "system"):
+        sys.modules.pop(name, None)
+
+
+async def test_remediator_recovers_from_a_bad_action_with_mock_llm(example: Any) -> None:
+    from deskwork.graph import AgentConfig, ReactExecutor, ReactTemplateManager
+    from deskwork.graph.testing import MockLLM, make_test_state
+
+    llm = MockLLM(
+        responses=[
+            '<thought>Playbook.</thought><action type="request_slot">{"slot": "escalate"}</action>',
+            '<thought>Run it.</thought><action type="execute_playbook">{"steps": []}</action>',
+            '<thought>Again.</thought><action type="execute_playbook">{"steps": ["Page"]}</action>',
+            '<thought>Done.</thought><action type="complete">{"status": "escalated"}</action>',
+        ]
+    )
+    agents = importlib.import_module("agents")
+    manager = ReactTemplateManager("remediator", EXAMPLE / "knowledge")
+    remediator = agents.RemediatorAgent(
+        AgentConfig(name="remediator", type="custom", description="Remediates"),
+        react_executor=ReactExecutor("remediator", llm, manager, agents.REMEDIATOR_ACTIONS),
+    )
+    diagnosis = {"root_cause": "disk full", "recommended_action": "escalate"}
+    state = make_test_state(
+        "Disk pressure on db-1", context_slots={"incident_diagnosis": json.dumps(diagnosis)}
+    )
+    update = await remediator.invoke(state)
+
+    assert update["current_agent"] == "reporter"
+    assert json.loads(update["context_slots"]["incident_remediation"]) == {
+        "action_taken": "escalate",
+        "steps": ["Page (dry run: ok)"],
+        "status": "escalated",
+    }
+    assert "Page the on-call engineer" in update["knowledge_context"]["escalate"]
+    assert "Recommended action: escalate" in str(llm.calls[0][0].content)
+    # the empty step list became an error the model saw and corrected
+    assert "steps must be a non-empty list" in str(llm.calls[2][1].content)
+
+
+async def test_a_model_talking_nonsense_fails_the_incident_run_clearly(
+    example: Any, tmp_path: Path
+) -> None:
+    from deskwork.testing import ScriptedAdapter
+
+    system = example.build_system()
+    adapter = ScriptedAdapter(default="I think it is fine.")
+    desk = Desk(model="scripted", adapter=adapter, storage_dir=tmp_path)
+    async with system.context():
+        report = await example.handle_incident(desk, system, P1_ALERT, user_id="ops")
+        # nothing was remembered from a failed incident
+        assert await system.sessions.search_memories_by_user("ops", "") == []
+    assert report.status == "failed"
+    assert any("ReactConsecutiveErrorsError" in error for error in report.errors), report.errors
+    failed = [e.payload for e in report.events if e.type == "graph.agent.failed"]
+    assert failed and failed[0]["agent_name"] == "supervisor"
+    assert desk.run_store.get_run(report.run_id).status == "failed"  # type: ignore[union-attr]
