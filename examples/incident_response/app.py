@@ -9,6 +9,8 @@ file). Every incident is a desk run: ``GET /incidents/{run_id}`` reads it back f
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,6 +19,7 @@ from typing import Any
 
 import structlog
 from fastapi import FastAPI, Header, HTTPException, Request
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 from system import (
     DATA_DIR,
@@ -27,7 +30,7 @@ from system import (
     make_desk,
 )
 
-from deskwork import Desk, Report
+from deskwork import Desk, Event, Report
 from deskwork.graph import (
     CircuitBreakerOpenError,
     OrchestratorError,
@@ -123,6 +126,44 @@ async def create_incident(
     )
 
 
+@app.post("/incident/stream")
+async def stream_incident(
+    body: IncidentRequest,
+    request: Request,
+    x_user_id: str = Header(..., alias="X-User-Id", min_length=1, max_length=128),
+) -> StreamingResponse:
+    """The same run, as Server-Sent Events: every event of the run as it happens (agents,
+    routes, ReAct passes, model calls), then a ``report`` event with the outcome."""
+    clear_logging_context()
+    system: IncidentSystem = request.app.state.system
+    desk: Desk = request.app.state.desk
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def forward(event: Event) -> None:
+        queue.put_nowait(_sse(event.type, {"source": event.source, **event.payload}))
+
+    async def run() -> None:
+        try:
+            report = await handle_incident(
+                desk, system, body.alert, user_id=x_user_id, on_event=forward
+            )
+            outcome = {"run_id": report.run_id, "status": report.status, "errors": report.errors}
+            queue.put_nowait(_sse("report", {**outcome, "report": report.content}))
+        finally:
+            queue.put_nowait(None)
+
+    async def events() -> AsyncIterator[str]:
+        task = asyncio.create_task(run())
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+        finally:
+            if not task.done():  # the client went away
+                task.cancel()
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
 @app.get("/incidents/{run_id}")
 async def get_incident(run_id: str, request: Request) -> dict[str, Any]:
     """A stored incident run: its status, output and the agents' events, from the run store."""
@@ -148,6 +189,10 @@ async def health(request: Request) -> dict[str, Any]:
         "status": "ok" if not ctx.is_closed else "closed",
         "sessions": await system.sessions.health_check(),
     }
+
+
+def _sse(event_type: str, data: dict[str, Any]) -> str:
+    return f"event: {event_type}\ndata: {json.dumps(data, default=str)}\n\n"
 
 
 def _failure_status(desk: Desk, report: Report) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from agents import (
 )
 from scripted import SCRIPTED_MODEL, scripted_adapter
 
-from deskwork import Desk, Job, Report
+from deskwork import Desk, Event, Job, Report
 from deskwork.graph import (
     AgentMiddleware,
     CircuitBreakerMiddleware,
@@ -166,12 +167,16 @@ async def handle_incident(
     *,
     user_id: str,
     session_id: str | None = None,
+    on_event: Callable[[Event], None] | None = None,
 ) -> Report:
-    """Run one alert through the graph as a desk run; remember it for the team's next ones."""
+    """Run one alert through the graph as a desk run; remember it for the team's next ones.
+
+    ``on_event`` receives each event of the run as it happens (the app streams them).
+    """
     session_id = session_id or f"incident-{uuid.uuid4()}"
     system.rate_limiter.set_tenant(user_id)
     job = Job(input=alert, metadata={"session_id": session_id, "user_id": user_id})
-    report = await desk.arun(system.runner, job)
+    report = await desk.arun(system.runner, job, on_event=on_event)
     incident = incident_summary(report)
     if report.status == "completed" and incident.get("service"):
         await system.sessions.store_memory(

@@ -229,6 +229,31 @@ def test_app_handles_an_incident_over_http(app_url: str) -> None:
         assert health["sessions"]["sessions"] >= 2
 
 
+def test_app_streams_the_run_as_server_sent_events(app_url: str) -> None:
+    headers = {"X-User-Id": "sse-team"}
+    events: list[tuple[str, dict[str, Any]]] = []
+    with httpx.stream(
+        "POST", f"{app_url}/incident/stream", json={"alert": CPU_ALERT}, headers=headers, timeout=30
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        kind = ""
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                events.append((kind, json.loads(line.removeprefix("data: "))))
+
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "run.started" and kinds[-2:] == ["run.completed", "report"]
+    done = [data["source"] for kind, data in events if kind == "graph.agent.completed"]
+    assert done == PATH
+    assert kinds.count("llm.completed") == 7
+    report = events[-1][1]
+    assert (report["status"], report["errors"]) == ("completed", [])
+    assert "**Action:** scale_horizontally" in report["report"]
+
+
 @pytest.mark.parametrize(
     ("send", "where"),
     [
