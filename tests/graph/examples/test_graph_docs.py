@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog.testing
@@ -28,10 +29,16 @@ def test_graph_section_runs_and_prints_what_its_comments_say(
     blocks = _python_blocks(DOC.read_text(encoding="utf-8"))
     assert blocks, "docs/graph.md has no python example"
     monkeypatch.chdir(tmp_path)  # the desk stores its runs under ./.deskwork
+    namespace: dict[str, Any] = {}
     for index, code in enumerate(blocks):
         expected = _expected_prints(code)
         assert expected, f"block {index} documents no output"
+        namespace = {"__name__": "__main__"}
         with structlog.testing.capture_logs():
-            exec(compile(code, f"{DOC}:block{index}", "exec"), {"__name__": "__main__"})
+            exec(compile(code, f"{DOC}:block{index}", "exec"), namespace)
         assert capsys.readouterr().out.splitlines() == expected
     assert (tmp_path / ".deskwork").is_dir()
+    # the event types the prose names are in the stored run
+    events = namespace["desk"].run_store.get_events(namespace["report"].run_id)
+    named = re.findall(r"`((?:graph|llm)\.[a-z.]+)`", DOC.read_text(encoding="utf-8"))
+    assert named and set(named) <= {event.type for event in events}
