@@ -53,11 +53,23 @@ def work(n: int) -> str:
     return f"worked {n}"
 
 
+@tool(requires_confirmation=True)
+def launch() -> str:
+    """Needs a person's approval; hangs once when ``$LAUNCH_HANGS`` is set."""
+    if _count("launch") == 1 and os.environ.get("LAUNCH_HANGS"):
+        time.sleep(60)
+    return "launched"
+
+
 def _model(messages: list[dict[str, Any]], tools: Any) -> Any:
     """Answers from the conversation alone (a restarted process has no script position)."""
     _count("model_calls")
     done = sum(1 for m in messages if m.get("role") == "tool")
     who = str(messages[0].get("content", "")).split("\n")[0]
+    if who == "approver":
+        return [call_tool("step_one"), call_tool("launch"), reply("approved and done")][
+            min(done, 2)
+        ]
     if who in ("first", "second"):  # the members of the flow and of the workforce
         step = call_tool("step_one") if who == "first" else call_tool("step_two")
         return step if done == 0 else reply(f"{who} done")
@@ -84,7 +96,9 @@ pipeline = desk.flow([Step(first), Step(second)], name="pipeline")
 team = Workforce([first, second], mode="collaborate", name="team")
 desk.register(pipeline)
 desk.register(team)
-RUNNERS = {"crasher": crasher, "pipeline": pipeline, "team": team}
+approver = Worker(name="approver", instructions="approver", tools=[step_one, launch])
+desk.register(approver)
+RUNNERS = {"crasher": crasher, "pipeline": pipeline, "team": team, "approver": approver}
 
 
 def main(argv: list[str]) -> None:
@@ -93,6 +107,13 @@ def main(argv: list[str]) -> None:
         runner = RUNNERS[argv[2] if len(argv) > 2 else "crasher"]
         report = desk.run(runner, "do both steps", run_id=argv[1])
         print(json.dumps({"status": report.status}))
+    elif command == "resume":  # resume RUN_ID DECISION
+        report = desk.resume(argv[1], argv[2])
+        print(
+            json.dumps(
+                {"status": report.status, "content": report.content, "errors": report.errors}
+            )
+        )
     elif command == "recover":
         if len(argv) > 1 and argv[1] == "--unregistered":
             desk.unregister(crasher)

@@ -33,6 +33,7 @@ import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
@@ -229,11 +230,20 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
             " registered on a durable desk of this process"
         )
     record = desk.run_store.get_run(run_id)
-    if record is not None and record.status not in ("running",):
+    resuming = request.get("mode") == "resume"
+    if record is not None and record.status != "running" and not resuming:
         report = _report_from_store(desk, run_id)  # it ended before DBOS recorded the end
         return _dump(report)
-    report = await _run(desk, runner, request, recovered=record is not None)
-    _live_reports[run_id] = report
+    token = tool_step_hook.set(_tool_step)
+    try:
+        if request.get("mode") == "resume":
+            report = await _resume(desk, runner, request)
+        else:
+            report = await _run(desk, runner, request, recovered=record is not None)
+    finally:
+        tool_step_hook.reset(token)
+    if request.get("caller_waits"):
+        _live_reports[run_id] = report
     return _dump(report)
 
 
@@ -251,18 +261,103 @@ async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered
     if request.get("limits"):
         config = config.with_overrides(**request["limits"])
     config.events = events
-    config.adapter = DurableAdapter(desk.adapter)
     config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, parent=current_budget.get())
     if recovered:
         inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
     else:
         desk.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
         emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
-    token = tool_step_hook.set(_tool_step)
+    return await desk._complete(runner, config, runner.arun(config, job))
+
+
+_resuming: ContextVar[bool] = ContextVar("deskwork_durable_resuming", default=False)
+
+
+def resume_as_workflow() -> bool:
+    """Whether ``desk.aresume`` should start a resume workflow (not inside one, or a step)."""
+    return not _resuming.get() and not in_step()
+
+
+async def _first_execution() -> bool:
+    """``True`` the first time a workflow passes here; ``False`` when it is being recovered
+    (the step's recorded result comes back without its body running)."""
+    ran: list[bool] = []
+
+    async def mark() -> bool:
+        ran.append(True)
+        return True
+
+    await DBOS.run_step_async({"name": "deskwork.begin"}, mark)
+    return bool(ran)
+
+
+async def _resume(desk: Desk, runner: Runner, request: dict[str, Any]) -> Report:
+    """A resume workflow: ``desk.aresume`` the first time (it claims the pause, once);
+    after a crash, the claimed run continues from its stored paused state."""
+    run_id, decision = request["run_id"], request["decision"]
+    first = await _first_execution()
+    record = desk.run_store.get_run(run_id)
+    if first or (record is not None and record.status == "paused"):  # not claimed yet
+        token = _resuming.set(True)
+        try:
+            return await desk.aresume(
+                run_id,
+                decision,
+                runner=runner,
+                stream=request.get("stream"),
+                on_event=_listeners.pop(request["workflow_id"], None),
+            )
+        finally:
+            _resuming.reset(token)
+    if record is None or record.status != "running" or record.state is None:
+        return _report_from_store(desk, run_id)
+    state = record.state
+    job = Job.from_state(state.job)
+    events = desk.run_store.get_events(run_id)
+    inner = desk._emitter(run_id, events, None)
+    config = desk.config(run_id, stream=request.get("stream"), emit=_Replay(events).wrap(inner))
+    config.events = events
+    spent = float(state.metrics.get("cost") or 0.0)
+    config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, spent=spent)
+    inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
+    return await desk._complete(runner, config, runner.aresume(config, state, decision, job))
+
+
+async def aresume(
+    desk: Desk,
+    run_id: str,
+    decision: Any,
+    runner: Runner,
+    stream: bool | None,
+    on_event: Callable[[Event], None] | None,
+) -> Report:
+    """Resume a paused durable run as a DBOS workflow (``<run id>.resume.<n>``): a crash
+    while it continues is recovered like a run, and two processes resuming the same pause
+    share one workflow, so the pause is resumed once."""
+    engine_for(desk)
+    await _on_loop()
+    desk.register(runner)
+    resumes = sum(1 for e in desk.run_store.get_events(run_id) if e.type == EventType.RUN_RESUMED)
+    workflow_id = f"{run_id}.resume.{resumes + 1}"
+    request = {
+        "run_id": run_id,
+        "workflow_id": workflow_id,
+        "mode": "resume",
+        "runner_type": runner.runner_type,
+        "runner_name": runner.name,
+        "decision": decision,
+        "stream": stream,
+        "caller_waits": True,
+    }
+    if on_event is not None:
+        _listeners[workflow_id] = on_event
+    with SetWorkflowID(workflow_id):
+        handle = await DBOS.start_workflow_async(_run_workflow, request)
     try:
-        return await desk._complete(runner, config, runner.arun(config, job))
-    finally:
-        tool_step_hook.reset(token)
+        await handle.get_result()
+    except Exception as exc:
+        return _failed_run(desk, run_id, exc)
+    return _finished(desk, run_id)
 
 
 def _dump(report: Report) -> dict[str, Any]:
@@ -476,10 +571,9 @@ async def arun(
     desk.register(runner)
     if on_event is not None:
         _listeners[run_id] = on_event
+    request = {**_request(run_id, runner, job, stream, limits), "caller_waits": True}
     with SetWorkflowID(run_id):
-        handle = await DBOS.start_workflow_async(
-            _run_workflow, _request(run_id, runner, job, stream, limits)
-        )
+        handle = await DBOS.start_workflow_async(_run_workflow, request)
     try:
         await handle.get_result()
     except Exception as exc:  # the workflow itself failed (not the run: that is a report)
@@ -508,10 +602,26 @@ async def aresult(desk: Desk, run_id: str, timeout: float | None) -> Report:
     """
     engine_for(desk)
     await _on_loop()
+    workflow_id = await asyncio.to_thread(_latest_workflow, run_id)
+    return await _await_workflow(desk, run_id, workflow_id, timeout)
+
+
+def _latest_workflow(run_id: str) -> str:
+    """The workflow that carries ``run_id`` now: the run's, or its latest resume's."""
+    resumes = DBOS.list_workflows(
+        workflow_id_prefix=f"{run_id}.resume.", load_input=False, load_output=False
+    )
+    numbers = [int(w.workflow_id.rsplit(".", 1)[1]) for w in resumes]
+    return f"{run_id}.resume.{max(numbers)}" if numbers else run_id
+
+
+async def _await_workflow(
+    desk: Desk, run_id: str, workflow_id: str, timeout: float | None
+) -> Report:
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     while True:
-        status = await asyncio.to_thread(DBOS.get_workflow_status, run_id)
+        status = await asyncio.to_thread(DBOS.get_workflow_status, workflow_id)
         if status is None:
             raise ConfigurationError(f"no durable run {run_id!r}")
         if status.status in _DONE:
@@ -570,14 +680,12 @@ async def arecover(desk: Desk) -> list[Report]:
     """Continue every unfinished durable run of dead executors whose runner is registered."""
     engine = engine_for(desk)
     await _on_loop()
-    handles = await asyncio.to_thread(_take_over, desk, engine)
-    reports = []
-    for run_id in handles:
-        reports.append(await aresult(desk, run_id, None))
-    return reports
+    taken = await asyncio.to_thread(_take_over, desk, engine)
+    return [await _await_workflow(desk, run_id, wf_id, None) for run_id, wf_id in taken]
 
 
-def _take_over(desk: Desk, engine: _Engine) -> list[str]:
+def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
+    """``(run id, workflow id)`` of each run taken over from a dead executor."""
     from dbos._recovery import _recover_workflow
     from dbos._sys_db import GetPendingWorkflowsOutput
 
@@ -588,7 +696,7 @@ def _take_over(desk: Desk, engine: _Engine) -> list[str]:
     for status in pending:
         if status.executor_id != engine.executor_id:
             by_executor.setdefault(status.executor_id or "local", []).append(status)
-    taken: list[str] = []
+    taken: list[tuple[str, str]] = []
     dbos = _dbos()
     for executor_id, statuses in by_executor.items():
         with engine.lock.take_over(executor_id) as dead:
@@ -597,12 +705,13 @@ def _take_over(desk: Desk, engine: _Engine) -> list[str]:
             for status in statuses:
                 request = _request_of(status)
                 runner = None if request is None else engine.find(*_runner_key(request))[1]
-                if runner is None:
-                    _mark_unrecoverable(desk, status.workflow_id, request)
+                if request is None or runner is None:
+                    run_id = request["run_id"] if request else status.workflow_id
+                    _mark_unrecoverable(desk, run_id, request)
                     continue
                 target = GetPendingWorkflowsOutput(workflow_id=status.workflow_id, shard_key=None)
                 _recover_workflow(dbos, target, [executor_id])
-                taken.append(status.workflow_id)
+                taken.append((request["run_id"], status.workflow_id))
     return taken
 
 

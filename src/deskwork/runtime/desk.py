@@ -216,7 +216,8 @@ class Desk:
     ) -> RunConfig:
         """A RunConfig carrying this desk's settings for ``run_id``."""
         return RunConfig(
-            adapter=self.adapter,
+            # a durable desk's calls are DBOS steps inside its runs (a passthrough elsewhere)
+            adapter=_durable().DurableAdapter(self.adapter) if self.durable else self.adapter,
             emit=emit or self._emitter(run_id, [], None),
             run_id=run_id,
             temperature=self.temperature,
@@ -395,6 +396,11 @@ class Desk:
                 f"run {run_id} was paused by {state.runner_type} {state.runner_name!r}, which is"
                 " not registered on this desk; pass runner=... or call desk.register(...)"
             )
+        if self.durable and _durable().resume_as_workflow():
+            resumed: Report = await _durable().aresume(
+                self, run_id, decision, runner, stream, on_event
+            )
+            return resumed
         # everything that can fail comes before the claim: a resume that cannot start
         # leaves the run paused (resumable), never stuck in "running"
         events: list[Event] = []
