@@ -7,6 +7,7 @@ HTTP. The ``--model`` path goes through LiteLLM to a local OpenAI-compatible ser
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import json
@@ -227,6 +228,23 @@ def test_app_handles_an_incident_over_http(app_url: str) -> None:
         assert health["status"] == "ok"
         assert health["sessions"]["status"] == "ok"
         assert health["sessions"]["sessions"] >= 2
+
+
+async def test_app_handles_concurrent_incidents_of_several_teams(app_url: str) -> None:
+    alerts = [P1_ALERT, CPU_ALERT, "p99 latency above 2s on checkout", RESOLVED_ALERT] * 2
+
+    async with httpx.AsyncClient(base_url=app_url, timeout=60) as client:
+        responses = await asyncio.gather(
+            *(
+                client.post("/incident", json={"alert": alert}, headers={"X-User-Id": f"team-{i}"})
+                for i, alert in enumerate(alerts)
+            )
+        )
+    assert [r.status_code for r in responses] == [200] * len(alerts)
+    actions = [r.json()["action_taken"] for r in responses]
+    expected = ["rollback_deployment", "scale_horizontally", "circuit_breaker_and_retry", None]
+    assert actions == expected * 2
+    assert len({r.json()["run_id"] for r in responses}) == len(alerts)
 
 
 def test_app_streams_the_run_as_server_sent_events(app_url: str) -> None:
