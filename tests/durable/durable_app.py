@@ -114,6 +114,9 @@ def main(argv: list[str]) -> None:
                 {"status": report.status, "content": report.content, "errors": report.errors}
             )
         )
+    elif command == "cancel":  # cancel RUN_ID
+        desk.cancel(argv[1])
+        print(json.dumps({"status": desk.result(argv[1], timeout=30).status}))
     elif command == "recover":
         if len(argv) > 1 and argv[1] == "--unregistered":
             desk.unregister(crasher)

@@ -80,10 +80,16 @@ def test_unregistered_runner_stays_visible_until_failed(tmp_path: Path) -> None:
         assert "not registered" in last.payload["reason"]
     finally:
         store.close()
-    # registered again, it continues
-    reports = json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1])
-    assert [r["status"] for r in reports] == ["completed"]
-    assert len(lines(tmp_path / "step_one")) == 1
+    # asked to, it ends failed (and recover() leaves it alone from then on)
+    assert json.loads(run_app(tmp_path, "cancel", "run-2").strip()) == {"status": "failed"}
+    assert json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1]) == []
+    store = SQLiteRunStore(tmp_path / ".deskwork" / "deskwork.db")
+    try:
+        record = store.get_run("run-2")
+        assert record is not None and record.status == "failed"
+    finally:
+        store.close()
+    assert len(lines(tmp_path / "step_two")) == 1
 
 
 @pytest.mark.parametrize("runner", ["pipeline", "team"])
