@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from importlib.resources import files
 from typing import Annotated, Any
 
+from ag_ui.core import RunAgentInput
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
@@ -15,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from deskwork.core.types import RunStatus
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
+from deskwork.serve._agui import agui_stream
 from deskwork.serve._hub import EventHub
 from deskwork.serve._models import (
     HistoryOut,
@@ -94,6 +96,7 @@ def create_app(
 
     app.include_router(_run_routes())
     app.include_router(_session_routes())
+    app.include_router(_agui_routes())
     _viewer(app)
     if cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -108,12 +111,12 @@ def create_app(
     return app
 
 
-def _runs(request: Request) -> RunService:
+async def _runs(request: Request) -> RunService:
     service: RunService = request.app.state.services()[0]
     return service
 
 
-def _sessions(request: Request) -> SessionService:
+async def _sessions(request: Request) -> SessionService:
     service: SessionService = request.app.state.services()[1]
     return service
 
@@ -256,6 +259,23 @@ def _session_routes() -> APIRouter:
     async def history(session_id: str, svc: Sessions) -> HistoryOut:
         """The session's stored conversation."""
         return svc.history(session_id)
+
+    return router
+
+
+def _agui_routes() -> APIRouter:
+    router = APIRouter(responses=_ERRORS, tags=["ag-ui"])
+
+    @router.post(
+        "/agui/{runner}",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def agui(runner: str, body: RunAgentInput, svc: Runs) -> StreamingResponse:
+        """AG-UI: run (or resume) ``runner`` with a ``RunAgentInput``; the answer is a stream
+        of AG-UI events. A pause ends with an ``interrupt`` outcome; resume with ``resume``."""
+        stream = await agui_stream(svc, runner, body)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=_SSE_HEADERS)
 
     return router
 

@@ -4,7 +4,8 @@
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const view = { token: sessionStorage.getItem("deskwork-token") || "", runs: [], runId: null,
-               run: null, events: [], stream: null, listStream: null, drawQueued: false };
+               run: null, events: [], stream: null, listStream: null, drawQueued: false,
+               draft: "" };
 
 // -- HTTP -------------------------------------------------------------------------------
 
@@ -117,7 +118,7 @@ async function followAllRuns() {
 
 async function openRun(runId) {
   if (view.stream) view.stream.abort();
-  view.runId = runId; view.run = null; view.events = [];
+  view.runId = runId; view.run = null; view.events = []; view.draft = "";
   document.querySelectorAll("#runs a").forEach((a) =>
     a.toggleAttribute("aria-current", a.dataset.run === runId));
   $("#run").replaceChildren(el("p", { class: "muted" }, "Loading run " + runId + "…"));
@@ -154,6 +155,7 @@ function queueDraw() {
 
 async function answer(decision) {
   const runId = view.runId;
+  view.draft = "";
   const section = $(".pending");
   if (section) section.querySelectorAll("button, input").forEach((b) => (b.disabled = true));
   try {
@@ -168,6 +170,8 @@ async function answer(decision) {
 
 function pendingSection(action) {
   const input = el("input", { type: "text", id: "answer", "aria-label": "Your answer" });
+  input.value = view.draft;  // the page redraws on live events: keep what was typed
+  input.addEventListener("input", () => { view.draft = input.value; });
   const box = el("section", { class: "pending", "aria-labelledby": "pending-title" },
     el("h3", { id: "pending-title" }, "Waiting for you: " + action.type.replace("_", " ")),
     el("p", {}, action.prompt),
