@@ -149,6 +149,8 @@ async def stream_incident(
             )
             outcome = {"run_id": report.run_id, "status": report.status, "errors": report.errors}
             queue.put_nowait(_sse("report", {**outcome, "report": report.content}))
+        except Exception as exc:  # the run could not start: say so instead of just hanging up
+            queue.put_nowait(_sse("error", {"error": f"{type(exc).__name__}: {exc}"}))
         finally:
             queue.put_nowait(None)
 
