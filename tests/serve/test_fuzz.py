@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis")
-
 from hypothesis import HealthCheck, given, settings
 from serve_support import Live
+
+schemathesis = pytest.importorskip("schemathesis")
 
 # the lifecycle feed never ends by design; fuzzing it would only wait
 SKIPPED = {("GET", "/events")}
