@@ -281,3 +281,23 @@ async def test_openapi_document_lists_the_api(live: Live, path: str) -> None:
     for route in ("/runs", "/runs/{run_id}", "/runs/{run_id}/events", "/runs/{run_id}/resume"):
         assert route in doc["paths"]
     assert "RunIn" in doc["components"]["schemas"]
+
+
+async def test_cors_is_off_unless_configured(live_factory: Any) -> None:
+    preflight = {
+        "Origin": "http://app.example",
+        "Access-Control-Request-Method": "POST",
+    }
+    closed = live_factory()
+    opened = live_factory(cors_origins=["http://app.example"], token="t0k")
+    async with httpx.AsyncClient() as client:
+        off = await client.get(closed.url + "/runs", headers={"Origin": "http://app.example"})
+        assert "access-control-allow-origin" not in off.headers
+        on = await client.options(opened.url + "/runs", headers=preflight)
+        assert on.headers["access-control-allow-origin"] == "http://app.example"
+        auth = {"Authorization": "Bearer t0k"}
+        other = await client.get(
+            opened.url + "/runs", headers={"Origin": "http://evil.example", **auth}
+        )
+        assert other.status_code == 200
+        assert "access-control-allow-origin" not in other.headers

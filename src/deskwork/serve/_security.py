@@ -76,6 +76,8 @@ class SecurityMiddleware:
 
     def _public(self, scope: Scope) -> bool:
         path = str(scope.get("path", ""))
+        if scope.get("method") == "OPTIONS":
+            return True  # CORS preflights carry no credentials (and read no data)
         return scope.get("method") == "GET" and (
             path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIXES)
         )
