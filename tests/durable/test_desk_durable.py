@@ -60,7 +60,13 @@ def test_durable_run_reports_and_stores_like_a_plain_run(tmp_path: Path, durable
     from dbos import DBOS
 
     steps = [s["function_name"] for s in DBOS.list_workflow_steps("r-1")]
-    assert steps == ["deskwork.model", "deskwork.tool:add", "deskwork.model"]
+    call_id = report.tool_calls[0].id
+    assert [name.rsplit(":", 1)[0] for name in steps] == [
+        "deskwork.model:m",
+        "deskwork.tool:add",
+        "deskwork.model:m",
+    ]
+    assert steps[1] == f"deskwork.tool:add:{call_id}"
 
 
 def test_on_event_sees_every_event_of_a_durable_run(durable: Desk) -> None:
@@ -131,3 +137,48 @@ def test_closing_the_last_durable_desk_leaves_the_threads_event_loop_usable(
     desk.close()  # DBOS stops, and with it the thread pool it lent to this thread's loop
 
     assert run_sync(asyncio.to_thread(lambda: 41 + 1)) == 42
+
+
+class _Unpicklable(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        import threading
+
+        self.lock = threading.Lock()  # a lock does not pickle
+
+
+@tool
+def flaky() -> str:
+    """Fails with an exception that cannot be checkpointed as it is."""
+    raise _Unpicklable("disk on fire")
+
+
+def test_a_tool_failure_that_does_not_pickle_is_checkpointed_by_its_message(
+    tmp_path: Path,
+) -> None:
+    adapter = ScriptedAdapter([call_tool("flaky"), reply("gave up")])
+    desk = Desk(model="m", adapter=adapter, storage_dir=tmp_path, durable=True)
+    try:
+        report = desk.run(Worker(name="w", tools=[flaky]), "try")
+    finally:
+        desk.close()
+    assert (report.status, report.content) == ("completed", "gave up")
+    failed = [e for e in report.events if e.type == "tool.failed"]
+    assert len(failed) == 1 and "disk on fire" in failed[0].payload["error"]
+
+
+def test_a_model_error_that_does_not_pickle_fails_the_run_with_its_message(
+    tmp_path: Path,
+) -> None:
+    def broken(messages: Any, tools: Any) -> Any:
+        raise _Unpicklable("provider exploded")
+
+    desk = Desk(
+        model="m", adapter=ScriptedAdapter(default=broken), storage_dir=tmp_path, durable=True
+    )
+    try:
+        report = desk.run(Worker(name="w"), "hi")
+    finally:
+        desk.close()
+    assert report.status == "failed"
+    assert any("_Unpicklable" in e and "provider exploded" in e for e in report.errors)

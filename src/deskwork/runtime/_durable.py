@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
+import pickle
 import socket
 import threading
 import uuid
@@ -41,7 +43,7 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_text
 from deskwork.core.report import Report
-from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
+from deskwork.exceptions import ConfigurationError, DeskworkError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
@@ -63,6 +65,7 @@ __all__ = [
     "RUN_UNRECOVERABLE",
     "WORKFLOW_NAME",
     "DurableAdapter",
+    "StepFailedError",
     "engine_for",
 ]
 
@@ -107,10 +110,63 @@ async def _replay_stream(chunks: list[StreamChunk]) -> AsyncIterator[StreamChunk
 
 async def _collect(result: Any) -> ModelResponse | _Chunks:
     if isinstance(result, ModelResponse):
-        return result
+        return _storable_response(result)
     if hasattr(result, "__aiter__"):
         return _Chunks([chunk async for chunk in result])
     return _Chunks(list(result))
+
+
+def _picklable(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
+def _storable_response(response: ModelResponse) -> ModelResponse:
+    """``response`` as DBOS can checkpoint it: the provider's raw object is dropped if it
+    does not pickle (it is never stored or shown anyway)."""
+    if response.raw is None or _picklable(response):
+        return response
+    return response.model_copy(update={"raw": None})
+
+
+def _storable_result(result: ToolResult) -> ToolResult:
+    """``result`` as DBOS can checkpoint it: an exception that does not pickle is dropped
+    (its type name and message stay), and data that does not pickle is kept as JSON."""
+    if _picklable(result):
+        return result
+    result = result.model_copy(update={"original_exception": None})
+    if _picklable(result):
+        return result
+    return result.model_copy(update={"data": to_jsonable(result.data)})
+
+
+class StepFailedError(DeskworkError):
+    """A model call failed with an exception that cannot be checkpointed; this carries its
+    type name and message instead (``exception_type``)."""
+
+    def __init__(self, exception_type: str, message: str) -> None:
+        super().__init__(f"{exception_type}: {message}")
+        self.exception_type = exception_type
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.exception_type, str(self).split(": ", 1)[-1]))
+
+
+def _storable_error(exc: Exception) -> Exception:
+    if _picklable(exc):
+        return exc
+    return StepFailedError(type(exc).__name__, redact_text(str(exc)))
+
+
+def _model_step_name(params: dict[str, Any]) -> str:
+    """``deskwork.model:<model>:<who>``: who asks (a digest of the system message), so a
+    replay that reaches the calls in another order fails loudly instead of mixing answers."""
+    messages = params.get("messages") or [{}]
+    first = json.dumps(to_jsonable(messages[0]), sort_keys=True, default=str)
+    return f"deskwork.model:{params.get('model')}:{hashlib.sha256(first.encode()).hexdigest()[:8]}"
 
 
 class DurableAdapter(BaseModelAdapter):
@@ -132,9 +188,12 @@ class DurableAdapter(BaseModelAdapter):
             return await _maybe_await(self.inner.acomplete(**params))
 
         async def step() -> ModelResponse | _Chunks:
-            return await _collect(await _maybe_await(self.inner.acomplete(**params)))
+            try:
+                return await _collect(await _maybe_await(self.inner.acomplete(**params)))
+            except Exception as exc:
+                raise _storable_error(exc) from None
 
-        result = await DBOS.run_step_async({"name": "deskwork.model"}, step)
+        result = await DBOS.run_step_async({"name": _model_step_name(params)}, step)
         if isinstance(result, _Chunks):
             return _replay_stream(result.chunks)
         return result
@@ -146,9 +205,15 @@ class DurableAdapter(BaseModelAdapter):
             result: ModelResponse = await _structured_once(self.inner, params)
             return result
 
+        async def step() -> ModelResponse:
+            try:
+                return _storable_response(await call())
+            except Exception as exc:
+                raise _storable_error(exc) from None
+
         if not in_workflow():
             return await call()
-        return await DBOS.run_step_async({"name": "deskwork.model.structured"}, call)
+        return await DBOS.run_step_async({"name": _model_step_name(params)}, step)
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -164,9 +229,9 @@ async def _tool_step(
         return await run()
 
     async def step() -> ToolResult:
-        return await run()
+        return _storable_result(await run())
 
-    return await DBOS.run_step_async({"name": f"deskwork.tool:{tool.name}"}, step)
+    return await DBOS.run_step_async({"name": f"deskwork.tool:{tool.name}:{call.id}"}, step)
 
 
 # -- events: a replay emits nothing twice -------------------------------------------------
