@@ -182,3 +182,9 @@ def test_a_model_error_that_does_not_pickle_fails_the_run_with_its_message(
         desk.close()
     assert report.status == "failed"
     assert any("_Unpicklable" in e and "provider exploded" in e for e in report.errors)
+
+
+@pytest.mark.parametrize("options", [{"priority": 0}, {"priority": 2**31}, {"queue": " "}])
+def test_submit_rejects_a_bad_priority_or_queue(durable: Desk, options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        durable.submit(Worker(name="adder", tools=[add]), "x", **options)

@@ -76,6 +76,7 @@ RUN_UNRECOVERABLE = "run.unrecoverable"
 """Emitted (once) when ``recover()`` cannot continue a run; its payload says why."""
 APP_NAME = "deskwork"
 QUEUE_POLL_SECONDS = 0.2
+MAX_PRIORITY = 2**31 - 1
 RESULT_POLL_SECONDS = 0.05
 _DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 _log = logging.getLogger("deskwork.durable")
@@ -649,7 +650,15 @@ async def arun(
 def submit(
     desk: Desk, runner: Runner, job: Job, run_id: str, queue: str, priority: int | None
 ) -> str:
-    """Enqueue ``job`` on ``queue``; returns ``run_id`` at once."""
+    """Enqueue ``job`` on ``queue``; returns ``run_id`` at once.
+
+    Raises:
+        ValueError: ``priority`` is not 1 .. 2**31 - 1, or ``queue`` is empty.
+    """
+    if priority is not None and not 1 <= priority <= MAX_PRIORITY:
+        raise ValueError(f"priority must be 1 .. {MAX_PRIORITY} (lower runs first)")
+    if not queue or not queue.strip():
+        raise ValueError("queue must be a non-empty name")
     engine = engine_for(desk)
     desk.register(runner)
     engine.queue(queue)

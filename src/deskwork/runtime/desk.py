@@ -537,10 +537,12 @@ class Desk:
         run_id: str | None = None,
     ) -> str:
         """Queue ``job`` for a durable worker (this process or ``deskwork worker``); returns
-        the run id at once. Lower ``priority`` runs first.
+        the run id at once. ``priority`` is 1 .. 2**31 - 1; lower runs first, and runs
+        without one before any with one.
 
         Raises:
             ConfigurationError: the desk is not durable, or the database is unreachable.
+            ValueError: a bad ``priority`` or an empty ``queue`` name.
         """
         job = job if isinstance(job, Job) else Job(input=job)
         run_id = self._claim_run_id(run_id)
