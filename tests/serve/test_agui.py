@@ -76,5 +76,6 @@ async def test_bad_agui_input(live: Live) -> None:
         no_user = _input("r2", "x")
         no_user["messages"] = []
         assert (await client.post("/agui/echo", json=no_user)).status_code == 422
+        assert (await client.post("/agui/echo", json=_input("r3", ""))).status_code == 422
         await client.post("/agui/echo", json=_input("dup", "x"))
         assert (await client.post("/agui/echo", json=_input("dup", "x"))).status_code == 409

@@ -72,6 +72,8 @@ async def test_bad_input_gets_clear_status_codes(live_factory: Any) -> None:
         chunked = await client.post("/runs", content=chunks())
         assert chunked.status_code == 413
         assert (await client.get("/runs?status=bogus")).status_code == 422
+        empty = await client.post("/runs", json={"runner": "echo", "job": {"input": ""}})
+        assert empty.status_code == 422 and "input" in empty.json()["detail"]
 
 
 async def test_approval_pauses_and_resume_completes(live: Live) -> None:

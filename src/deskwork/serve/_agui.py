@@ -40,7 +40,7 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.message import Message
 from deskwork.core.report import Report
-from deskwork.serve._service import ApiError, RunService
+from deskwork.serve._service import ApiError, RunService, make_job
 from deskwork.utils import new_id, to_jsonable
 
 __all__ = ["AguiRun", "agui_stream"]
@@ -66,10 +66,9 @@ def _job(body: RunAgentInput) -> Job:
     if not messages or messages[-1].role != "user":
         raise ApiError(422, "the last message must be a user message (the job's input)")
     history = [
-        Message(role=m.role, content=_text(getattr(m, "content", "")))
-        for m in messages[:-1]
+        Message(role=m.role, content=_text(getattr(m, "content", ""))) for m in messages[:-1]
     ]
-    return Job(input=_text(messages[-1].content), initial_messages=history or None)
+    return make_job(input=_text(messages[-1].content), initial_messages=history or None)
 
 
 class AguiRun:

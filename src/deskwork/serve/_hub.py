@@ -32,6 +32,13 @@ class Subscription:
         except TimeoutError:
             return None
 
+    def drain(self, limit: int) -> list[Event]:
+        """The events already waiting (at most ``limit``), without waiting."""
+        ready: list[Event] = []
+        while len(ready) < limit and not self.queue.empty():
+            ready.append(self.queue.get_nowait())
+        return ready
+
     def close(self) -> None:
         """Stop receiving events."""
         self.hub.unsubscribe(self)

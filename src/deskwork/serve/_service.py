@@ -12,6 +12,8 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
@@ -19,11 +21,11 @@ from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
-from deskwork.serve._hub import EventHub
+from deskwork.serve._hub import EventHub, Subscription
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.utils import new_id, to_jsonable, utc_now
 
-__all__ = ["END_EVENTS", "ApiError", "RunService", "report_json", "sse_frame"]
+__all__ = ["END_EVENTS", "ApiError", "RunService", "make_job", "report_json", "sse_frame"]
 
 END_EVENTS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
 """A run's event stream ends after one of these."""
@@ -36,6 +38,15 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def make_job(**fields: Any) -> Job:
+    """A Job, or 422 with pydantic's reason (an empty input, say)."""
+    try:
+        return Job(**fields)
+    except ValidationError as exc:
+        reasons = "; ".join(str(e.get("msg", "")) for e in exc.errors())
+        raise ApiError(422, f"invalid job: {reasons}") from None
 
 
 def report_json(report: Report) -> RunReport:
@@ -62,6 +73,14 @@ def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = Non
         lines.append(f"event: {event}")
     lines.append("data: " + json.dumps(data, separators=(",", ":"), default=str))
     return ("\n".join(lines) + "\n\n").encode()
+
+
+_BATCH = 256
+"""At most this many events per write."""
+
+
+def _end_frame(event: Event) -> bytes:
+    return sse_frame({"status": event.type.removeprefix("run.")}, event="end")
 
 
 def _event_data(position: int, event: Event) -> dict[str, Any]:
@@ -120,7 +139,7 @@ class RunService:
     async def start(self, runner_name: str, job_in: JobIn) -> tuple[str, asyncio.Task[Report]]:
         """Start a run; it is recorded in the store when this returns."""
         runner = self.runner(runner_name)
-        job = Job(**job_in.model_dump(exclude_none=True))
+        job = make_job(**job_in.model_dump(exclude_none=True))
         run_id = new_id()
         task = asyncio.ensure_future(self.desk.arun(runner, job, run_id=run_id))
         self._track(run_id, task)
@@ -217,53 +236,61 @@ class RunService:
 
     async def events(self, run_id: str, after: int) -> AsyncIterator[bytes]:
         """The run's events from position ``after + 1``: stored ones, then live ones, until
-        the run completes, fails or pauses. Each frame's ``id`` is the event's position."""
+        the run completes, fails or pauses. Each frame's ``id`` is the event's position.
+
+        Events that are ready together go out in one write."""
         self.record(run_id)
         sub = self.hub.subscribe(run_id)
         try:
             stored = self.desk.run_store.get_events(run_id)
             seen = {e.event_id for e in stored}
-            for position in range(max(after + 1, 0), len(stored)):
-                yield sse_frame(_event_data(position, stored[position]), event_id=position)
+            start = max(after + 1, 0)
+            for first in range(start, len(stored), _BATCH):
+                chunk = range(first, min(first + _BATCH, len(stored)))
+                yield b"".join(sse_frame(_event_data(p, stored[p]), event_id=p) for p in chunk)
             position = len(stored)
             if stored and stored[-1].type in END_EVENTS:
-                yield sse_frame({"status": stored[-1].type.removeprefix("run.")}, event="end")
+                yield _end_frame(stored[-1])
                 return
-            async for event in self._follow(run_id, sub, seen, position):
-                if event is None:
+            async for batch in self._follow(run_id, sub, seen, position):
+                if batch is None:
                     yield b": keepalive\n\n"
                     continue
-                if position > after:
-                    yield sse_frame(_event_data(position, event), event_id=position)
-                position += 1
-                if event.type in END_EVENTS:
-                    yield sse_frame({"status": event.type.removeprefix("run.")}, event="end")
-                    return
+                frames = []
+                for event in batch:
+                    if position > after:
+                        frames.append(sse_frame(_event_data(position, event), event_id=position))
+                    position += 1
+                    if event.type in END_EVENTS:
+                        yield b"".join([*frames, _end_frame(event)])
+                        return
+                yield b"".join(frames)
         finally:
             sub.close()
 
     async def _follow(
-        self, run_id: str, sub: Any, seen: set[str], position: int
-    ) -> AsyncIterator[Event | None]:
-        """Live events not yet seen; between them, the store is polled (for runs owned by
-        another process) and ``None`` asks for a keep-alive comment."""
+        self, run_id: str, sub: Subscription, seen: set[str], position: int
+    ) -> AsyncIterator[list[Event] | None]:
+        """Batches of live events not yet seen; between them, the store is polled (for runs
+        owned by another process) and ``None`` asks for a keep-alive comment."""
         quiet = 0.0
         while True:
             event = await sub.get(self.poll_interval)
             if event is not None:
                 quiet = 0.0
-                if event.event_id not in seen:
-                    seen.add(event.event_id)
-                    position += 1
-                    yield event
+                batch = [e for e in (event, *sub.drain(_BATCH)) if e.event_id not in seen]
+                seen.update(e.event_id for e in batch)
+                position += len(batch)
+                if batch:
+                    yield batch
                 continue
             stored = self.desk.run_store.get_events(run_id)
-            for missed in stored[position:]:
-                if missed.event_id not in seen:
-                    seen.add(missed.event_id)
-                    position += 1
-                    quiet = 0.0
-                    yield missed
+            missed = [e for e in stored[position:] if e.event_id not in seen]
+            if missed:
+                seen.update(e.event_id for e in missed)
+                position += len(missed)
+                quiet = 0.0
+                yield missed
             quiet += self.poll_interval
             if quiet >= self.keepalive:
                 quiet = 0.0
