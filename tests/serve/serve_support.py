@@ -17,6 +17,7 @@ pytest.importorskip("uvicorn")
 
 import uvicorn
 
+from deskwork.core.job import Job
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.worker import Worker
 from deskwork.serve import create_app
@@ -58,6 +59,8 @@ def policy(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -
         text = str(last.get("content"))
         if "wait_a_bit" in names:
             return call_tool("wait_a_bit", seconds=float(text) if _number(text) else 0.3)
+        if "ask_echo" in names:
+            return call_tool("ask_echo", item="beans")
         if "colour" in names:
             return call_tool("colour")
         if "lookup" in names:
@@ -86,8 +89,16 @@ def make_desk() -> Desk:
         run_store=InMemoryRunStore(),
         session_store=InMemorySessionStore(),
     )
-    desk.register(Worker(name="echo", instructions="Echo the input."))
+    echo = Worker(name="echo", instructions="Echo the input.")
+    desk.register(echo)
     desk.register(Worker(name="clerk", tools=[lookup, restock], instructions="Restock."))
+
+    @tool(description="Ask the echo worker, in a run of its own")
+    async def ask_echo(item: str) -> str:
+        child = await desk.arun(echo, Job(input=item))
+        return child.content or ""
+
+    desk.register(Worker(name="delegator", tools=[ask_echo], instructions="Delegate."))
     desk.register(Worker(name="asker", tools=[colour], instructions="Ask."))
     desk.register(Worker(name="sleeper", tools=[wait_a_bit], instructions="Wait."))
     return desk

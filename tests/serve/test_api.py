@@ -303,3 +303,19 @@ async def test_cors_is_off_unless_configured(live_factory: Any) -> None:
         )
         assert other.status_code == 200
         assert "access-control-allow-origin" not in other.headers
+
+
+async def test_a_run_started_inside_a_run_is_linked_both_ways(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        parent = (
+            await client.post(
+                "/runs?wait=true", json={"runner": "delegator", "job": {"input": "x"}}
+            )
+        ).json()
+        assert parent["content"] == "done: echo: beans"
+        view = (await client.get(f"/runs/{parent['run_id']}")).json()
+        [child_id] = view["child_run_ids"]
+        child = (await client.get(f"/runs/{child_id}")).json()
+        assert child["parent_run_id"] == parent["run_id"]
+        assert child["runner"] == "echo" and child["child_run_ids"] == []
+        assert view["parent_run_id"] is None

@@ -95,3 +95,14 @@ def test_user_input_is_answered_from_the_page_and_keys_move(live_factory: Any, p
     page.set_viewport_size({"width": 390, "height": 844})
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390  # readable at phone width: nothing scrolls sideways
+
+
+def test_child_runs_are_linked_from_the_run_page(live_factory: Any, page: Any) -> None:
+    live = live_factory()
+    with httpx.Client(base_url=live.url) as client:
+        body = {"runner": "delegator", "job": {"input": "x"}}
+        parent = client.post("/runs?wait=true", json=body).json()["run_id"]
+    page.goto(f"{live.url}/#/runs/{parent}")
+    page.click("#children a")
+    page.wait_for_selector(".run-head h2 >> text=echo")
+    assert page.inner_text("#parent") == parent

@@ -10,11 +10,16 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import defaultdict
+from contextvars import ContextVar
 
-from deskwork.core.event import Event
+from deskwork.core.event import Event, EventType
 from deskwork.event_bus import EventBus
 
 __all__ = ["EventHub", "Subscription"]
+
+_current_run: ContextVar[str | None] = ContextVar("deskwork_serve_current_run", default=None)
+_STARTS = (EventType.RUN_STARTED, EventType.RUN_RESUMED)
+_ENDS = (EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED)
 
 
 class Subscription:
@@ -53,6 +58,9 @@ class EventHub:
         self._thread = threading.get_ident()
         self._by_run: dict[str | None, set[Subscription]] = defaultdict(set)
         self._lock = threading.Lock()
+        self.parents: dict[str, str] = {}
+        """Child run id -> parent run id, for runs started inside a run while serving."""
+        self.children: dict[str, list[str]] = defaultdict(list)
         bus.subscribe("*", self._on_event)
 
     def close(self) -> None:
@@ -74,7 +82,22 @@ class EventHub:
                 if not subs:
                     del self._by_run[sub.run_id]
 
+    def _link(self, event: Event) -> None:
+        """Follow which run is current in the emitting context (handlers run in it), so a
+        run started inside another one is linked to it."""
+        if event.type in _STARTS:
+            parent = _current_run.get()
+            if parent is not None and parent != event.run_id:
+                with self._lock:
+                    if event.run_id not in self.parents:
+                        self.parents[event.run_id] = parent
+                        self.children[parent].append(event.run_id)
+            _current_run.set(event.run_id)
+        elif event.type in _ENDS and _current_run.get() == event.run_id:
+            _current_run.set(self.parents.get(event.run_id))
+
     def _on_event(self, event: Event) -> None:
+        self._link(event)
         with self._lock:
             targets = [*self._by_run.get(event.run_id, ()), *self._by_run.get(None, ())]
         if not targets:

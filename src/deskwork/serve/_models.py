@@ -84,6 +84,12 @@ class RunOut(RunReport):
     messages: list[dict[str, Any]] = Field(
         default_factory=list, description="The conversation (system messages left out)."
     )
+    parent_run_id: str | None = Field(
+        default=None, description="The run this one was started in (runs seen by this server)."
+    )
+    child_run_ids: list[str] = Field(
+        default_factory=list, description="Runs started inside this one (seen by this server)."
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -228,6 +228,8 @@ class RunService:
             messages=[m.model_dump(mode="json") for m in state.messages if m.role != "system"]
             if state
             else [],
+            parent_run_id=self.hub.parents.get(run_id),
+            child_run_ids=list(self.hub.children.get(run_id, ())),
             created_at=record.created_at,
             updated_at=record.updated_at,
         )

@@ -294,7 +294,8 @@ function modelCalls() {
 }
 
 function coordination() {
-  const handoffs = [], rounds = [], steps = [], children = new Set();
+  const handoffs = [], rounds = [], steps = [];
+  const children = new Set((view.run && view.run.child_run_ids) || []);
   for (const event of view.events) {
     const p = event.payload || {};
     if (event.type === "workforce.handoff") handoffs.push(p);
@@ -320,7 +321,11 @@ function coordination() {
   if (steps.length) parts.push(el("section", {}, el("h3", {}, "Flow steps"),
     el("ol", {}, steps.map((s) => el("li", {}, s)))));
   if (children.size) parts.push(el("section", {}, el("h3", {}, "Child runs"),
-    el("ul", {}, [...children].map((id) => el("li", {}, el("a", { href: "#/runs/" + id }, id))))));
+    el("ul", { id: "children" }, [...children].map((id) =>
+      el("li", {}, el("a", { href: "#/runs/" + id }, id))))));
+  const parent = view.run && view.run.parent_run_id;
+  if (parent) parts.push(el("section", {}, el("h3", {}, "Started by"),
+    el("a", { href: "#/runs/" + parent, id: "parent" }, parent)));
   return parts.length ? el("div", {}, parts) : null;
 }
 
