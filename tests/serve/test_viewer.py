@@ -49,6 +49,8 @@ def test_runs_appear_live_and_an_approval_resumes_the_run(
     live_factory: Any, page: Any, tmp_path: Path
 ) -> None:
     live = live_factory()
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
     page.goto(live.url + "/")
     page.wait_for_selector("#live.on")
     with httpx.Client(base_url=live.url) as client:
@@ -71,6 +73,7 @@ def test_runs_appear_live_and_an_approval_resumes_the_run(
     assert record is not None and record.status == "completed"
     page.screenshot(path=str(tmp_path / "viewer-completed.png"))
     assert (tmp_path / "viewer-completed.png").stat().st_size > 10_000
+    assert urls and all(u.startswith(live.url) or u.startswith("data:") for u in urls), urls
 
 
 def test_user_input_is_answered_from_the_page_and_keys_move(live_factory: Any, page: Any) -> None:

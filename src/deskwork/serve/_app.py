@@ -87,6 +87,8 @@ def create_app(
         summary="Runs of a deskwork desk: start, follow (SSE), resume, cancel; sessions.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI and ReDoc load assets from a CDN: nothing here does
+        redoc_url=None,
     )
     app.state.services = services
 

@@ -76,6 +76,6 @@ def run_serve(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError, ConfigurationError, MissingExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"deskwork serve: http://{args.host}:{args.port}/ (viewer), /docs (API)")
+    print(f"deskwork serve: http://{args.host}:{args.port}/ (viewer), /openapi.json (API)")
     serve(desk, host=args.host, port=args.port, token=token, cors_origins=args.cors_origin)
     return 0
