@@ -114,6 +114,8 @@ def main(argv: list[str]) -> None:
                 {"status": report.status, "content": report.content, "errors": report.errors}
             )
         )
+    elif command == "enqueue":  # enqueue RUN_ID RUNNER QUEUE: queue one run, do not wait
+        desk.submit(RUNNERS[argv[2]], "do both steps", queue=argv[3], run_id=argv[1])
     elif command == "cancel":  # cancel RUN_ID
         desk.cancel(argv[1])
         print(json.dumps({"status": desk.result(argv[1], timeout=30).status}))

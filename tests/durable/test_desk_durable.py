@@ -188,3 +188,39 @@ def test_a_model_error_that_does_not_pickle_fails_the_run_with_its_message(
 def test_submit_rejects_a_bad_priority_or_queue(durable: Desk, options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         durable.submit(Worker(name="adder", tools=[add]), "x", **options)
+
+
+LAUNCHED: list[str] = []
+
+
+@tool(requires_confirmation=True)
+def launch(target: str) -> str:
+    """Needs approval."""
+    LAUNCHED.append(target)
+    return f"launched {target}"
+
+
+def test_a_durable_pause_resumes_in_the_same_process_once(tmp_path: Path) -> None:
+    LAUNCHED.clear()
+    adapter = ScriptedAdapter([call_tool("launch", target="moon"), reply("done")])
+    desk = Desk(model="m", adapter=adapter, storage_dir=tmp_path, durable=True)
+    worker = Worker(name="ops", tools=[launch])
+    try:
+        paused = desk.run(worker, "go", run_id="pz")
+        assert paused.status == "paused" and LAUNCHED == []
+        seen: list[str] = []
+        done = desk.resume(paused, "approve", on_event=lambda e: seen.append(e.type))
+        again = desk.resume("pz", "approve")
+        result = desk.result("pz", timeout=10)
+        from dbos import DBOS
+
+        resume_steps = [s["function_name"] for s in DBOS.list_workflow_steps("pz.resume.1")]
+    finally:
+        desk.close()
+    assert (done.status, done.content) == ("completed", "done")
+    assert LAUNCHED == ["moon"]
+    assert seen[0] == "run.resumed" and seen[-1] == "run.completed"
+    assert again.status == "failed" and "not paused" in again.errors[0]
+    assert (result.status, result.content) == ("completed", "done")
+    assert resume_steps[0] == "deskwork.begin"
+    assert any(name.startswith("deskwork.tool:launch:") for name in resume_steps)

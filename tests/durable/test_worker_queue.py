@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, app_env, lines, run_app, wait_for
+from conftest import PYTHON, app_env, lines, open_store, run_app, wait_for
 
 
 @pytest.fixture
@@ -110,3 +110,33 @@ def test_worker_rejects_a_target_that_is_not_a_durable_desk(tmp_path: Path) -> N
     )
     assert done.returncode == 2
     assert "is not a Desk(durable=True)" in done.stderr
+
+
+def test_a_stopped_worker_leaves_its_run_for_recovery_not_failed(tmp_path: Path) -> None:
+    worker = subprocess.Popen(
+        [PYTHON, "-m", "deskwork", "worker", "durable_app:desk", "--queue", "jobs", "--drain", "0"],
+        env=app_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        assert "serving queue 'jobs'" in worker.stdout.readline()
+        run_app(tmp_path, "enqueue", "run-s", "crasher", "jobs", DESKWORK_QUEUES="")
+        wait_for(lambda: lines(tmp_path / "step_two") != [], what="tool call 2 to start")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+    assert worker.returncode == 0
+    store = open_store(tmp_path, {})
+    try:
+        record = store.get_run("run-s")
+        assert record is not None and record.status == "running"  # not failed by the stop
+    finally:
+        store.close()
+
+    reports = json.loads(run_app(tmp_path, "recover").strip().splitlines()[-1])
+
+    assert reports == [{"run_id": "run-s", "status": "completed", "content": "all done"}]
+    assert len(lines(tmp_path / "step_one")) == 1

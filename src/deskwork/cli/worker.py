@@ -48,8 +48,14 @@ def load_desk(target: str) -> Any:
     return desk
 
 
-def serve(target: str, *, queue: str = "default", concurrency: int | None = None) -> int:
-    """Serve ``queue`` for the desk at ``target`` until SIGINT/SIGTERM; the exit code."""
+def serve(
+    target: str, *, queue: str = "default", concurrency: int | None = None, drain: int = 10
+) -> int:
+    """Serve ``queue`` for the desk at ``target`` until SIGINT/SIGTERM; the exit code.
+
+    On a signal the worker stops taking runs, waits up to ``drain`` seconds for the runs it
+    holds, and leaves the rest unfinished for another worker or ``recover()``.
+    """
     if concurrency is not None and concurrency < 1:
         print("error: --concurrency must be >= 1", file=sys.stderr)
         return 2
@@ -73,6 +79,7 @@ def serve(target: str, *, queue: str = "default", concurrency: int | None = None
         flush=True,
     )
     stop.wait()
+    _durable.release(desk, drain_seconds=drain)
     desk.close()
     return 0
 
@@ -83,8 +90,14 @@ def add_worker_parser(sub: Any) -> None:
     worker.add_argument("target", help="the Desk(durable=True), for example myapp:desk")
     worker.add_argument("--queue", default="default", help="the queue to serve (default)")
     worker.add_argument("--concurrency", type=int, help="runs at once in each worker")
+    worker.add_argument(
+        "--drain",
+        type=int,
+        default=10,
+        help="on SIGTERM, seconds to let running runs finish (the rest are recovered later)",
+    )
 
 
 def run_worker(args: Any) -> int:
     """Run the ``worker`` command."""
-    return serve(args.target, queue=args.queue, concurrency=args.concurrency)
+    return serve(args.target, queue=args.queue, concurrency=args.concurrency, drain=args.drain)

@@ -35,13 +35,12 @@ import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
-from deskwork.core.redact import redact, redact_text
+from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, DeskworkError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
@@ -52,7 +51,7 @@ from deskwork.utils import to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.core.tool_call import ToolCall, ToolResult
-    from deskwork.runtime.config import EventEmitter
+    from deskwork.runtime.config import EventEmitter, RunConfig
     from deskwork.runtime.desk import Desk
     from deskwork.runtime.runner import Runner
     from deskwork.tools.base import Tool
@@ -317,16 +316,39 @@ _listeners: dict[str, Callable[[Event], None]] = {}
 """``on_event`` listeners of runs started by ``desk.arun`` in this process."""
 
 
+_stopping = threading.Event()
+"""Set while this process stops DBOS: the runs it cancels stay unfinished (for recovery)."""
+
+
+def _guarded(emit: EventEmitter) -> EventEmitter:
+    """``emit``, except while the process stops: a run cancelled by the shutdown must not
+    store a ``failed`` end; it stays ``running`` and another process recovers it."""
+
+    def guarded(event_type: str, source: str, payload: dict[str, Any]) -> None:
+        if _stopping.is_set():
+            raise asyncio.CancelledError("deskwork is stopping this process")
+        emit(event_type, source, payload)
+
+    return guarded
+
+
+def _run_config(
+    desk: Desk, run_id: str, request: dict[str, Any], events: list[Event], emit: EventEmitter
+) -> RunConfig:
+    config = desk.config(run_id, stream=request.get("stream"), emit=_guarded(emit))
+    if request.get("limits"):
+        config = config.with_overrides(**request["limits"])
+    config.events = events
+    return config
+
+
 async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered: bool) -> Report:
     run_id = request["run_id"]
     job = Job.from_state(request["job"])
     events: list[Event] = desk.run_store.get_events(run_id) if recovered else []
     inner = desk._emitter(run_id, events, _listeners.pop(run_id, None))
     emit = _Replay(events).wrap(inner) if recovered else inner
-    config = desk.config(run_id, stream=request.get("stream"), emit=emit)
-    if request.get("limits"):
-        config = config.with_overrides(**request["limits"])
-    config.events = events
+    config = _run_config(desk, run_id, request, events, emit)
     config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, parent=current_budget.get())
     if recovered:
         inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
@@ -336,12 +358,9 @@ async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered
     return await desk._complete(runner, config, runner.arun(config, job))
 
 
-_resuming: ContextVar[bool] = ContextVar("deskwork_durable_resuming", default=False)
-
-
 def resume_as_workflow() -> bool:
-    """Whether ``desk.aresume`` should start a resume workflow (not inside one, or a step)."""
-    return not _resuming.get() and not in_step()
+    """Whether ``desk.aresume`` should start a resume workflow (not inside one's step)."""
+    return not in_step()
 
 
 async def _first_execution() -> bool:
@@ -358,34 +377,37 @@ async def _first_execution() -> bool:
 
 
 async def _resume(desk: Desk, runner: Runner, request: dict[str, Any]) -> Report:
-    """A resume workflow: ``desk.aresume`` the first time (it claims the pause, once);
-    after a crash, the claimed run continues from its stored paused state."""
+    """A resume workflow. The first time it claims the pause (``RunStore.claim_paused``:
+    one process wins) and continues the run; after a crash, the claimed run continues from
+    its stored paused state, with the events it had stored kept once."""
     run_id, decision = request["run_id"], request["decision"]
     first = await _first_execution()
     record = desk.run_store.get_run(run_id)
-    if first or (record is not None and record.status == "paused"):  # not claimed yet
-        token = _resuming.set(True)
-        try:
-            return await desk.aresume(
-                run_id,
-                decision,
-                runner=runner,
-                stream=request.get("stream"),
-                on_event=_listeners.pop(request["workflow_id"], None),
-            )
-        finally:
-            _resuming.reset(token)
-    if record is None or record.status != "running" or record.state is None:
+    fresh = first or (record is not None and record.status == "paused")  # not claimed yet
+    if record is None or record.state is None or record.status not in ("paused", "running"):
         return _report_from_store(desk, run_id)
+    if fresh and not desk.run_store.claim_paused(run_id):
+        return Report(
+            run_id=run_id,
+            status="failed",
+            errors=[f"run {run_id} is no longer paused (resumed elsewhere?)"],
+        )
     state = record.state
-    job = Job.from_state(state.job)
+    live = desk._live_states.pop(run_id, None)
+    if fresh and live is not None and redact_model(live) == state:
+        state = live  # this process paused it: resume with the unredacted state
+    job = desk._live_jobs.get(run_id) or Job.from_state(state.job)
     events = desk.run_store.get_events(run_id)
-    inner = desk._emitter(run_id, events, None)
-    config = desk.config(run_id, stream=request.get("stream"), emit=_Replay(events).wrap(inner))
-    config.events = events
+    listener = _listeners.pop(request["workflow_id"], None)
+    inner = desk._emitter(run_id, events, listener)
+    emit = inner if fresh else _Replay(events).wrap(inner)
+    config = _run_config(desk, run_id, request, events, emit)
     spent = float(state.metrics.get("cost") or 0.0)
     config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, spent=spent)
-    inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
+    if fresh:
+        config.emit(EventType.RUN_RESUMED, runner.name, {})
+    else:
+        inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
     return await desk._complete(runner, config, runner.aresume(config, state, decision, job))
 
 
@@ -528,9 +550,18 @@ class _Engine:
         )
         self.queues.add(name)
 
-    def shutdown(self) -> None:
-        with contextlib.suppress(Exception):
-            DBOS.destroy(workflow_completion_timeout_sec=0)
+    def shutdown(self, drain_seconds: int = 0) -> None:
+        """Stop DBOS: wait up to ``drain_seconds`` for running runs, then cancel the rest
+        (they stay unfinished: another process or ``recover()`` continues them)."""
+        # runs still going when the drain ends are cancelled: from then on they store nothing
+        timer = threading.Timer(max(0.0, drain_seconds - 0.5), _stopping.set)
+        timer.start()
+        try:
+            with contextlib.suppress(Exception):
+                DBOS.destroy(workflow_completion_timeout_sec=drain_seconds)
+        finally:
+            timer.cancel()
+            _stopping.clear()
         self.lock.release()
         _restore_loops()
 
@@ -595,15 +626,16 @@ def engine_for(desk: Desk, *, queues: list[str] | None = None) -> _Engine:
         return engine
 
 
-def release(desk: Desk) -> None:
-    """Forget ``desk``; the last durable desk of the process shuts DBOS down."""
+def release(desk: Desk, *, drain_seconds: int = 0) -> None:
+    """Forget ``desk``; the last durable desk of the process shuts DBOS down (after up to
+    ``drain_seconds`` for running runs to end)."""
     with _engine_lock:
         if not _current:
             return
         engine = _current[0]
         engine.desks.discard(desk)
         if not list(engine.desks):
-            _current.pop().shutdown()
+            _current.pop().shutdown(drain_seconds)
 
 
 # -- desk operations ------------------------------------------------------------------------
