@@ -97,6 +97,7 @@ def create_app(
         return JSONResponse({"detail": exc.message}, status_code=exc.status)
 
     app.include_router(_run_routes())
+    app.include_router(_run_stream_routes())
     app.include_router(_session_routes())
     app.include_router(_agui_routes())
     _viewer(app)
@@ -173,6 +174,12 @@ def _run_routes() -> APIRouter:
     async def get_run(run_id: str, svc: Runs) -> RunOut:
         """The run's report, runner, input and timestamps."""
         return svc.view(run_id)
+
+    return router
+
+
+def _run_stream_routes() -> APIRouter:
+    router = APIRouter(responses=_ERRORS)
 
     @router.get(
         "/runs/{run_id}/events",
