@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 HERE = Path(__file__).parent
 
@@ -89,3 +90,17 @@ def test_demo_serve_starts_the_demo_behind_the_viewer(tmp_path: Path) -> None:
         ).json()
         assert done["status"] == "completed"
         assert "ordered 38 x espresso beans" in done["content"]
+
+
+def test_without_the_extra_the_error_names_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import deskwork.serve
+    from deskwork.cli import main
+    from deskwork.exceptions import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "fastapi", None)
+    with pytest.raises(MissingExtraError, match=r"deskwork\[serve\]"):
+        deskwork.serve.create_app  # noqa: B018 - the lazy attribute is the point
+    assert main(["serve", "serve_support:make_desk"]) == 2
+    assert "deskwork[serve]" in capsys.readouterr().err

@@ -69,8 +69,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from deskwork.exceptions import ConfigurationError, MissingExtraError
 
     try:
+        from deskwork._extras import require
         from deskwork.serve._server import check_bind, serve
 
+        for module in ("fastapi", "uvicorn", "ag_ui"):
+            require(module, "serve")
         token = check_bind(args.host, args.token)
         desk = load_desk(args.target)
     except (ValueError, ImportError, AttributeError, ConfigurationError, MissingExtraError) as exc:
