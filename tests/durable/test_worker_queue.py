@@ -92,11 +92,22 @@ def test_worker_takes_over_a_dead_process_run(tmp_path: Path) -> None:
     try:
         assert worker.stdout is not None
         assert "(recovered 1 runs)" in worker.stdout.readline()
+        wait_for(lambda: len(lines(tmp_path / "step_two")) == 2, what="the run to go on")
+        wait_for(lambda: _status(tmp_path, "run-w") == "completed", what="the run to end")
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=15)
     assert len(lines(tmp_path / "step_one")) == 1
     assert len(lines(tmp_path / "step_two")) == 2
+
+
+def _status(directory: Path, run_id: str) -> str | None:
+    store = open_store(directory, {})
+    try:
+        record = store.get_run(run_id)
+        return None if record is None else str(record.status)
+    finally:
+        store.close()
 
 
 def test_worker_rejects_a_target_that_is_not_a_durable_desk(tmp_path: Path) -> None:

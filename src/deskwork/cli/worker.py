@@ -1,9 +1,10 @@
 """``deskwork worker MODULE:ATTR``: a process that serves a durable desk's queue.
 
 The worker imports ``MODULE`` (from the working directory or ``PYTHONPATH``), takes the desk
-at ``ATTR`` (a ``Desk(durable=True)``, or a function returning one), continues the unfinished
-runs of dead processes (``desk.recover()``), then runs queued runs until SIGINT/SIGTERM.
-Runs it holds when it stops are taken over by another worker or by ``recover()``.
+at ``ATTR`` (a ``Desk(durable=True)``, or a function returning one), hands the unfinished runs
+of dead processes back to their queues (it runs its share), then runs queued runs until
+SIGINT/SIGTERM. Runs it still holds when it stops are taken over by another worker or by
+``recover()``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def serve(
 
         engine = _durable.engine_for(desk, queues=[queue])
         engine.queue(queue, concurrency)
-        recovered = desk.recover()
+        recovered = _durable.hand_back(desk)  # this worker's queue threads run them
     except ConfigurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -783,11 +783,19 @@ def cancel(desk: Desk, run_id: str) -> None:
 
 
 async def arecover(desk: Desk) -> list[Report]:
-    """Continue every unfinished durable run of dead executors whose runner is registered."""
+    """Continue every unfinished durable run of dead executors whose runner is registered,
+    and wait for their reports. A run that was queued goes back to its queue (a worker
+    serving it, or this process, runs it); any other run to DBOS's internal queue, which
+    every durable process serves."""
     engine = engine_for(desk)
     await _on_loop()
     taken = await asyncio.to_thread(_take_over, desk, engine)
     return [await _await_workflow(desk, run_id, wf_id, None) for run_id, wf_id in taken]
+
+
+def hand_back(desk: Desk) -> list[str]:
+    """Like :func:`arecover`, without waiting: the run ids handed back to their queues."""
+    return [run_id for run_id, _ in _take_over(desk, engine_for(desk))]
 
 
 def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
