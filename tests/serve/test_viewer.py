@@ -109,3 +109,17 @@ def test_child_runs_are_linked_from_the_run_page(live_factory: Any, page: Any) -
     page.click("#children a")
     page.wait_for_selector(".run-head h2 >> text=echo")
     assert page.inner_text("#parent") == parent
+
+
+def test_with_a_token_the_page_asks_for_it(live_factory: Any, page: Any) -> None:
+    live = live_factory(token="viewer-token")
+    auth = {"Authorization": "Bearer viewer-token"}
+    with httpx.Client(base_url=live.url, headers=auth) as client:
+        run_id = client.post(
+            "/runs?wait=true", json={"runner": "echo", "job": {"input": "x"}}
+        ).json()["run_id"]
+    page.goto(live.url + "/")
+    page.wait_for_selector("#token-dialog[open]")
+    page.fill("#token-input", "viewer-token")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f'#runs a[data-run="{run_id}"]')
