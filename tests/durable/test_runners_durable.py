@@ -90,3 +90,33 @@ def test_a_realtime_turn_runs_durably_like_a_plain_one(tmp_path: Path) -> None:
     assert record is not None and record.state is not None
     assert record.state.runner_type == "realtime"
     assert Blackboard.from_state(record.state.payload["blackboard"]).get_var("phase") == "discovery"
+
+
+def test_a_subworker_spawned_by_a_tool_is_one_step_of_the_lead_run(tmp_path: Path) -> None:
+    from deskwork import Worker
+    from deskwork.testing import call_tool
+    from deskwork.tools import create_subworker_tool
+
+    adapter = ScriptedAdapter(
+        [
+            call_tool("spawn_subworker", name="researcher", instructions="R.", task="look"),
+            reply("found it"),  # the child
+            reply("summary: found it"),  # the lead
+        ]
+    )
+    desk = Desk(model="m", adapter=adapter, storage_dir=tmp_path, durable=True)
+    try:
+        lead = Worker(name="lead", tools=[create_subworker_tool(desk)])
+        report = desk.run(lead, "research", run_id="lead-1")
+        steps = [s["function_name"] for s in DBOS.list_workflow_steps("lead-1")]
+        child = report.tool_calls[0].result.data["run_id"]  # type: ignore[union-attr]
+        child_record = desk.run_store.get_run(child)
+        child_is_workflow = DBOS.get_workflow_status(child) is not None
+    finally:
+        desk.close()
+    assert (report.status, report.content) == ("completed", "summary: found it")
+    # the child ran inside the tool's step: its calls are not steps of their own
+    kinds = [name.split(":")[0] for name in steps]
+    assert kinds == ["deskwork.model", "deskwork.tool", "deskwork.model"]
+    assert child_record is not None and child_record.status == "completed"
+    assert not child_is_workflow

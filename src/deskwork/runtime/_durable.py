@@ -81,10 +81,11 @@ _DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 _log = logging.getLogger("deskwork.durable")
 
 
-def in_step() -> bool:
-    """Whether the caller runs inside a step of a durable run (a tool's child run, say)."""
+def in_run() -> bool:
+    """Whether the caller runs inside a durable run (a tool's child run, say): such a run
+    runs inline, its calls part of the enclosing run's workflow or step."""
     ctx = get_local_dbos_context()
-    return ctx is not None and ctx.is_step()
+    return ctx is not None and ctx.is_within_workflow()
 
 
 def in_workflow() -> bool:
@@ -359,8 +360,8 @@ async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered
 
 
 def resume_as_workflow() -> bool:
-    """Whether ``desk.aresume`` should start a resume workflow (not inside one's step)."""
-    return not in_step()
+    """Whether ``desk.aresume`` should start a resume workflow (not inside a durable run)."""
+    return not in_run()
 
 
 async def _first_execution() -> bool:

@@ -292,7 +292,7 @@ class Desk:
         runner = _as_runner(runner)
         run_id = self._claim_run_id(run_id)
         try:
-            if self.durable and not _durable().in_step():  # a tool's child run stays inline
+            if self.durable and not _durable().in_run():  # a run started in a run: inline
                 durable: Report = await _durable().arun(
                     self, runner, job, run_id, stream, limits, on_event
                 )
