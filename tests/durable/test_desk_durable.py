@@ -224,3 +224,20 @@ def test_a_durable_pause_resumes_in_the_same_process_once(tmp_path: Path) -> Non
     assert (result.status, result.content) == ("completed", "done")
     assert resume_steps[0] == "deskwork.begin"
     assert any(name.startswith("deskwork.tool:launch:") for name in resume_steps)
+
+
+def test_a_streamed_durable_run_still_emits_its_tokens(durable: Desk) -> None:
+    report = durable.run(Worker(name="adder", tools=[add]), "add", stream=True)
+    assert (report.status, report.content) == ("completed", "three")
+    tokens = [e.payload.get("token") for e in report.events if e.type == "stream.token"]
+    assert "".join(t for t in tokens if isinstance(t, str)).endswith("three")
+
+
+def test_one_durable_database_per_process(tmp_path: Path, durable: Desk) -> None:
+    durable.run(Worker(name="adder", tools=[add]), "x")
+    other = Desk(model="m", adapter=_script(), storage_dir=tmp_path / "other", durable=True)
+    try:
+        with pytest.raises(ConfigurationError, match="one durable database per process"):
+            other.run(Worker(name="adder", tools=[add]), "x")
+    finally:
+        other.close()
