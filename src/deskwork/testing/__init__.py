@@ -3,6 +3,8 @@
 - :class:`ScriptedAdapter` and its turn helpers: a deterministic model.
 - :class:`OpenAICompatServer`: a local OpenAI-compatible HTTP server for the real
   LiteLLM/HTTP path (imported lazily).
+- :func:`recorded`: record a test's HTTP exchanges with a provider once, replay them offline
+  (imported lazily; needs the ``testing`` extra).
 """
 
 from __future__ import annotations
@@ -21,9 +23,19 @@ from deskwork.testing.scripted import (
 )
 
 if TYPE_CHECKING:
+    from deskwork.testing._recording import (
+        Cassette,
+        CassetteMissError,
+        NetworkBlockedError,
+        recorded,
+        request_key,
+    )
     from deskwork.testing.openai_server import OpenAICompatServer, ServerReply
 
 __all__ = [
+    "Cassette",
+    "CassetteMissError",
+    "NetworkBlockedError",
     "OpenAICompatServer",
     "ScriptExhaustedError",
     "ScriptedAdapter",
@@ -32,9 +44,13 @@ __all__ = [
     "call_tool",
     "call_tools",
     "fail",
+    "recorded",
     "reply",
+    "request_key",
     "structured",
 ]
+
+_RECORDING = ("Cassette", "CassetteMissError", "NetworkBlockedError", "recorded", "request_key")
 
 
 def __getattr__(name: str) -> Any:
@@ -42,4 +58,8 @@ def __getattr__(name: str) -> Any:
         from deskwork.testing import openai_server
 
         return getattr(openai_server, name)
+    if name in _RECORDING:
+        from deskwork.testing import _recording
+
+        return getattr(_recording, name)
     raise AttributeError(f"module 'deskwork.testing' has no attribute {name!r}")
