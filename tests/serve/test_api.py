@@ -319,3 +319,16 @@ async def test_a_run_started_inside_a_run_is_linked_both_ways(live: Live) -> Non
         assert child["parent_run_id"] == parent["run_id"]
         assert child["runner"] == "echo" and child["child_run_ids"] == []
         assert view["parent_run_id"] is None
+
+
+async def test_resuming_a_run_whose_runner_is_gone_is_409_and_stays_paused(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        paused = (
+            await client.post("/runs?wait=true", json={"runner": "clerk", "job": {"input": "go"}})
+        ).json()
+        clerk = live.desk.get_runner("worker", "clerk")
+        assert clerk is not None
+        live.desk.unregister(clerk)
+        refused = await client.post(f"/runs/{paused['run_id']}/resume", json={"decision": True})
+        assert refused.status_code == 409 and "not registered" in refused.json()["detail"]
+        assert (await client.get(f"/runs/{paused['run_id']}")).json()["status"] == "paused"
