@@ -120,3 +120,32 @@ def test_a_subworker_spawned_by_a_tool_is_one_step_of_the_lead_run(tmp_path: Pat
     assert kinds == ["deskwork.model", "deskwork.tool", "deskwork.model"]
     assert child_record is not None and child_record.status == "completed"
     assert not child_is_workflow
+
+
+def test_a_blackboard_architecture_runs_durably_like_a_plain_one(tmp_path: Path) -> None:
+    from deskwork import Worker
+    from deskwork.architecture import BlackboardArchitecture
+
+    def model(messages: list[dict[str, Any]], tools: Any) -> str:
+        name = str(messages[0]["content"]).split("\n")[0]
+        return f"{name} says hi"
+
+    def run(durable: bool) -> Any:
+        desk = Desk(
+            model="m",
+            adapter=ScriptedAdapter(default=model),
+            storage_dir=tmp_path / str(durable),
+            durable=durable,
+        )
+        agents = {n: Worker(name=n, instructions=n) for n in ("researcher", "critic")}
+        try:
+            return desk.run(BlackboardArchitecture(agents=agents, max_rounds=3), "question")
+        finally:
+            desk.close()
+
+    plain, durable = run(False), run(True)
+    assert durable.status == plain.status == "completed"
+    assert durable.content == plain.content
+    assert [(e.type, e.source) for e in durable.events] == [
+        (e.type, e.source) for e in plain.events
+    ]
