@@ -82,13 +82,18 @@ def _number(text: str) -> bool:
     return True
 
 
-def make_desk() -> Desk:
-    desk = Desk(
-        model="scripted/test",
-        adapter=ScriptedAdapter(default=policy),
-        run_store=InMemoryRunStore(),
-        session_store=InMemorySessionStore(),
-    )
+def make_desk(database_url: str | None = None) -> Desk:
+    """A desk with scripted workers; in memory unless ``database_url`` is given."""
+    if database_url is not None:
+        desk = Desk(model="scripted/test", adapter=ScriptedAdapter(default=policy),
+                    database_url=database_url)  # fmt: skip
+    else:
+        desk = Desk(
+            model="scripted/test",
+            adapter=ScriptedAdapter(default=policy),
+            run_store=InMemoryRunStore(),
+            session_store=InMemorySessionStore(),
+        )
     echo = Worker(name="echo", instructions="Echo the input.")
     desk.register(echo)
     desk.register(Worker(name="clerk", tools=[lookup, restock], instructions="Restock."))

@@ -10,6 +10,8 @@ import httpx
 import pytest
 from serve_support import SECRET, Live, parse_sse
 
+from deskwork.core.job import Job
+
 
 async def _until(client: httpx.AsyncClient, run_id: str, status: str) -> dict[str, Any]:
     for _ in range(200):
@@ -332,3 +334,28 @@ async def test_resuming_a_run_whose_runner_is_gone_is_409_and_stays_paused(live:
         refused = await client.post(f"/runs/{paused['run_id']}/resume", json={"decision": True})
         assert refused.status_code == 409 and "not registered" in refused.json()["detail"]
         assert (await client.get(f"/runs/{paused['run_id']}")).json()["status"] == "paused"
+
+
+async def test_runs_of_another_desk_on_the_same_store_are_followed(
+    live_factory: Any, tmp_path: Any
+) -> None:
+    from serve_support import make_desk
+
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    live = live_factory(make_desk(database_url=url))
+    other = make_desk(database_url=url)  # as another process would: same database, own bus
+    sleeper = other.get_runner("worker", "sleeper")
+    assert sleeper is not None
+    run = asyncio.create_task(
+        asyncio.to_thread(other.run, sleeper, Job(input="0.6"), run_id="ext-1")
+    )
+    async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
+        while (await client.get("/runs/ext-1")).status_code == 404:
+            await asyncio.sleep(0.02)
+        response = await client.get("/runs/ext-1/events")
+    frames = parse_sse(response.text)
+    assert frames[-1]["event"] == "end" and frames[-1]["data"]["status"] == "completed"
+    got = [f["data"]["event_id"] for f in frames if f["event"] == "message"]
+    await run
+    assert got == [e.event_id for e in other.run_store.get_events("ext-1")]
+    other.close()
