@@ -81,6 +81,9 @@ def test_submit_returns_at_once_and_result_waits(durable: Desk) -> None:
     report = durable.result(run_id, timeout=30)
     assert (report.run_id, report.status, report.content) == (run_id, "completed", "three")
     assert [e.type for e in report.events][-1] == "run.completed"
+    assert [c.name for c in report.tool_calls] == ["add"]
+    assert report.metrics["llm_calls"] == 2
+    assert [m.role for m in report.messages][-1] == "assistant"
 
 
 def test_cancel_a_queued_run_ends_it_failed(durable: Desk, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -308,7 +308,7 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
             report = await _run(desk, runner, request, recovered=record is not None)
     finally:
         tool_step_hook.reset(token)
-    if request.get("caller_waits"):
+    if request.get("caller") == DBOS.executor_id:  # the caller awaits it in this process
         _live_reports[run_id] = report
     return _dump(report)
 
@@ -436,7 +436,7 @@ async def aresume(
         "runner_name": runner.name,
         "decision": decision,
         "stream": stream,
-        "caller_waits": True,
+        "caller": DBOS.executor_id,
     }
     if on_event is not None:
         _listeners[workflow_id] = on_event
@@ -450,8 +450,8 @@ async def aresume(
 
 
 def _dump(report: Report) -> dict[str, Any]:
-    data: dict[str, Any] = report.model_dump(mode="json", exclude={"events"})
-    return data
+    """The workflow's recorded output (the report itself is read from the run store)."""
+    return {"run_id": report.run_id, "status": report.status}
 
 
 def _report_from_store(desk: Desk, run_id: str) -> Report:
@@ -463,15 +463,19 @@ def _report_from_store(desk: Desk, run_id: str) -> Report:
     for event in events:
         if event.type == EventType.RUN_FAILED:
             errors = [str(e) for e in event.payload.get("errors", [])]
-    metrics = record.state.metrics if record.state is not None else {}
+    state = record.state
     return Report(
         run_id=run_id,
         status=record.status,
         content=record.output,
         data=record.output_json,
         errors=errors,
-        metrics=metrics,
         events=events,
+        # the stored state is redacted: secrets in it do not come back
+        metrics=state.metrics if state is not None else {},
+        messages=state.messages if state is not None else [],
+        tool_calls=state.tool_calls if state is not None else [],
+        pending_action=state.pending_action if state is not None else None,
     )
 
 
@@ -670,7 +674,7 @@ async def arun(
     desk.register(runner)
     if on_event is not None:
         _listeners[run_id] = on_event
-    request = {**_request(run_id, runner, job, stream, limits), "caller_waits": True}
+    request = {**_request(run_id, runner, job, stream, limits), "caller": DBOS.executor_id}
     with SetWorkflowID(run_id):
         handle = await DBOS.start_workflow_async(_run_workflow, request)
     try:
