@@ -114,3 +114,26 @@ def test_a_flow_and_a_workforce_recover_after_sigkill(tmp_path: Path, runner: st
     assert types.count("run.recovered") == 1
     assert types.count("run.started") == 1
     assert types[-1] == "run.completed"
+
+
+def test_recover_leaves_the_runs_of_a_live_process_alone(
+    tmp_path: Path, backend: dict[str, str]
+) -> None:
+    proc = subprocess.Popen(
+        [PYTHON, str(HERE / "durable_app.py"), "run", "run-4"],
+        env=app_env(tmp_path, **backend),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: lines(tmp_path / "step_two") != [], what="tool call 2 to start")
+        # its process is alive (hanging in tool call 2): nothing to take over
+        assert json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1]) == []
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert len(lines(tmp_path / "step_two")) == 1
+    # once it is dead, its lock is gone and the run is taken over
+    reports = json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1])
+    assert [r["status"] for r in reports] == ["completed"]
