@@ -303,6 +303,7 @@ class RunService:
         sub = self.hub.subscribe(None)
         quiet = 0.0
         try:
+            yield b": connected\n\n"  # subscribed: nothing from here on is missed
             while True:
                 event = await sub.get(self.poll_interval)
                 if event is None:

@@ -24,7 +24,7 @@ async function api(path, options = {}) {
 }
 
 // Server-Sent Events over fetch (so the bearer token can travel in a header).
-async function readStream(path, { onEvent, onEnd, signal }) {
+async function readStream(path, { onEvent, onEnd, onOpen, signal }) {
   const response = await fetch(path, { headers: headers({ Accept: "text/event-stream" }), signal });
   if (response.status === 401) { askToken(); return; }
   if (!response.ok || !response.body) throw new Error("stream failed: " + response.status);
@@ -33,6 +33,7 @@ async function readStream(path, { onEvent, onEnd, signal }) {
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
+    if (onOpen) { onOpen(); onOpen = null; }
     buffer += value;
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
@@ -103,11 +104,13 @@ async function followAllRuns() {
   const live = $("#live");
   for (;;) {
     try {
-      live.textContent = "live"; live.classList.add("on");
-      await readStream("/events", { onEvent: (event) => {
-        refreshSoon();
-        if (event.run_id === view.runId) refreshRun();
-      } });
+      await readStream("/events", {
+        onOpen: () => { live.textContent = "live"; live.classList.add("on"); refreshSoon(); },
+        onEvent: (event) => {
+          refreshSoon();
+          if (event.run_id === view.runId) refreshRun();
+        },
+      });
     } catch (err) { /* reconnect below */ }
     live.textContent = "reconnecting…"; live.classList.remove("on");
     await new Promise((r) => setTimeout(r, 1500));
@@ -243,9 +246,13 @@ function conversation(run) {
     .map((m) => m.reasoning_content);
   let assistantIndex = 0;
   const calls = {};
+  const typing = new Map();  // streamed tokens of a message not finished yet, by agent
   for (const event of view.events) {
     const p = event.payload || {};
-    if (event.type === "assistant.message") {
+    if (event.type === "stream.token" && (p.type || "content") === "content") {
+      typing.set(event.source, (typing.get(event.source) || "") + (p.token || ""));
+    } else if (event.type === "assistant.message") {
+      typing.delete(event.source);
       const node = msg("assistant", event.source, p.content || "");
       const thought = reasoning[assistantIndex++];
       if (thought) node.append(el("details", { class: "reasoning" },
@@ -265,6 +272,7 @@ function conversation(run) {
       items.push(msg("tool", "handoff", `${p.from} → ${p.to}` + (p.context ? ": " + p.context : "")));
     }
   }
+  for (const [who, text] of typing) items.push(msg("assistant typing", who + " …", text));
   return el("section", { "aria-label": "Conversation" }, el("h3", {}, "Conversation"),
     el("div", { class: "convo" }, items.length ? items : el("p", { class: "muted" }, "No messages yet.")));
 }
