@@ -286,3 +286,35 @@ def test_llm_judge_that_fails_scores_zero_with_the_reason() -> None:
         llm_judge(" ", adapter=ScriptedAdapter())
     with pytest.raises(ConfigurationError):
         llm_judge("c", adapter=ScriptedAdapter(), threshold=2)
+
+
+def test_tool_called_sees_the_calls_of_flow_steps() -> None:
+    from deskwork.workflow import Parallel, Step
+
+    def by_worker(messages: list[dict[str, Any]], tools: Any) -> Turn:
+        system = str(messages[0]["content"])
+        done = any(m["role"] == "tool" for m in messages)
+        if "stock keeper" in system and not done:
+            return call_tool("check_stock", item="beans")
+        return reply("3 in stock" if "stock keeper" in system else "noted")
+
+    desk = _desk(ScriptedAdapter(default=by_worker))
+    keeper = Worker(name="keeper", tools=[check_stock], instructions="You are the stock keeper.")
+    scribe = Worker(name="scribe", instructions="You take notes.")
+    flow = desk.flow([Parallel(Step(keeper), Step(scribe))])
+    result = evaluate(
+        flow,
+        [
+            EvalCase(
+                input="beans?",
+                scorers=[tool_called("check_stock", succeeded=True), tool_called("restock")],
+            )
+        ],
+        desk=desk,
+    )
+    called, not_called = result.cases[0].scores
+    assert called.passed and not not_called.passed
+    assert result.cases[0].output == [  # a multi-step flow's output is its steps' data
+        {"step": "keeper", "content": "3 in stock", "data": None},
+        {"step": "scribe", "content": "noted", "data": None},
+    ]
