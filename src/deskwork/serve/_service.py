@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -75,6 +75,7 @@ def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = Non
     return ("\n".join(lines) + "\n\n").encode()
 
 
+_SETTLE_SECONDS = 10.0
 _BATCH = 256
 """At most this many events per write."""
 
@@ -85,6 +86,19 @@ def _end_frame(event: Event) -> bytes:
 
 def _event_data(position: int, event: Event) -> dict[str, Any]:
     return {"position": position, **event.model_dump(mode="json")}
+
+
+async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None:
+    """Wait until ``ready()`` (the run is recorded, the pause is claimed) or ``task`` ends.
+
+    The desk does both before the runner's first await, so one turn of the loop is enough;
+    other desks (durable ones) may take a few more."""
+    await asyncio.sleep(0)
+    deadline = asyncio.get_running_loop().time() + _SETTLE_SECONDS
+    while not task.done() and not ready():
+        if asyncio.get_running_loop().time() > deadline:
+            return
+        await asyncio.sleep(0.002)
 
 
 class RunService:
@@ -143,7 +157,7 @@ class RunService:
         run_id = new_id()
         task = asyncio.ensure_future(self.desk.arun(runner, job, run_id=run_id))
         self._track(run_id, task)
-        await asyncio.sleep(0)  # the desk records the run before the runner's first await
+        await _settle(task, lambda: self.desk.run_store.get_run(run_id) is not None)
         return run_id, task
 
     def record(self, run_id: str) -> RunRecord:
@@ -160,7 +174,7 @@ class RunService:
         self._resuming.add(run_id)
         try:
             task = asyncio.ensure_future(self.desk.aresume(run_id, decision))
-            await asyncio.sleep(0)  # the desk claims the pause before the runner's first await
+            await _settle(task, lambda: self.record(run_id).status != "paused")  # claimed
         finally:
             self._resuming.discard(run_id)
         if task.done():
