@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,14 @@ from deskwork.store.sqlite import SQLiteRunStore
 
 
 def _crash_during_step_two(
-    tmp_path: Path, run_id: str, runner: str = "crasher", **env: str
+    tmp_path: Path,
+    run_id: str,
+    runner: str = "crasher",
+    while_alive: Callable[[], None] | None = None,
+    **env: str,
 ) -> None:
-    """Start the run in a subprocess and kill -9 it while tool call 2 runs."""
+    """Start the run in a subprocess and kill -9 it while tool call 2 runs (after calling
+    ``while_alive``, if given)."""
     proc = subprocess.Popen(
         [PYTHON, str(HERE / "durable_app.py"), "run", run_id, runner],
         env=app_env(tmp_path, **env),
@@ -25,6 +31,9 @@ def _crash_during_step_two(
     )
     try:
         wait_for(lambda: lines(tmp_path / "step_two") != [], what="tool call 2 to start")
+        if while_alive is not None:
+            while_alive()
+            assert proc.poll() is None
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
@@ -34,7 +43,10 @@ def _crash_during_step_two(
 def test_recover_after_sigkill_runs_finished_steps_once(
     tmp_path: Path, backend: dict[str, str]
 ) -> None:
-    _crash_during_step_two(tmp_path, "run-1", **backend)
+    def nothing_to_take_over() -> None:  # its process is alive: its executor lock is held
+        assert json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1]) == []
+
+    _crash_during_step_two(tmp_path, "run-1", while_alive=nothing_to_take_over, **backend)
     assert len(lines(tmp_path / "step_one")) == 1
     assert len(lines(tmp_path / "model_calls")) == 2
 
@@ -114,26 +126,3 @@ def test_a_flow_and_a_workforce_recover_after_sigkill(tmp_path: Path, runner: st
     assert types.count("run.recovered") == 1
     assert types.count("run.started") == 1
     assert types[-1] == "run.completed"
-
-
-def test_recover_leaves_the_runs_of_a_live_process_alone(
-    tmp_path: Path, backend: dict[str, str]
-) -> None:
-    proc = subprocess.Popen(
-        [PYTHON, str(HERE / "durable_app.py"), "run", "run-4"],
-        env=app_env(tmp_path, **backend),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for(lambda: lines(tmp_path / "step_two") != [], what="tool call 2 to start")
-        # its process is alive (hanging in tool call 2): nothing to take over
-        assert json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1]) == []
-        assert proc.poll() is None
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
-    assert len(lines(tmp_path / "step_two")) == 1
-    # once it is dead, its lock is gone and the run is taken over
-    reports = json.loads(run_app(tmp_path, "recover", **backend).strip().splitlines()[-1])
-    assert [r["status"] for r in reports] == ["completed"]
