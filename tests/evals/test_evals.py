@@ -225,7 +225,7 @@ async def test_concurrency_runs_cases_at_once_and_keeps_their_order() -> None:
     elapsed = time.perf_counter() - started
     assert [c.output for c in result.cases] == [f"q{i}!" for i in range(5)]
     assert result.pass_rate == 1.0
-    assert elapsed < 0.8, elapsed  # five 0.2 s cases one after another take 1 s
+    assert elapsed < 0.9, elapsed  # five 0.2 s cases one after another take 1 s
 
 
 def test_evaluate_refuses_to_run_inside_an_event_loop() -> None:
