@@ -116,6 +116,9 @@ def main(argv: list[str]) -> None:
         )
     elif command == "enqueue":  # enqueue RUN_ID RUNNER QUEUE: queue one run, do not wait
         desk.submit(RUNNERS[argv[2]], "do both steps", queue=argv[3], run_id=argv[1])
+    elif command == "prioritised":  # prioritised QUEUE P0 P1 ...: job n gets priority Pn
+        for n, priority in enumerate(argv[2:]):
+            desk.submit(queued, f"queued job {n}", queue=argv[1], priority=int(priority))
     elif command == "cancel":  # cancel RUN_ID
         desk.cancel(argv[1])
         print(json.dumps({"status": desk.result(argv[1], timeout=30).status}))

@@ -244,3 +244,14 @@ def test_one_durable_database_per_process(tmp_path: Path, durable: Desk) -> None
             other.run(Worker(name="adder", tools=[add]), "x")
     finally:
         other.close()
+
+
+def test_an_unusable_sqlite_location_is_a_configuration_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    desk = Desk(model="m", adapter=_script(), storage_dir=blocker / "sub", durable=True)
+    try:
+        with pytest.raises(ConfigurationError, match="cannot start durable runs"):
+            desk.run(Worker(name="adder", tools=[add]), "x")
+    finally:
+        desk.close()

@@ -133,3 +133,32 @@ def test_a_stopped_worker_leaves_its_run_to_the_next_worker_not_failed(tmp_path:
         successor.wait(timeout=30)
     assert len(lines(tmp_path / "step_one")) == 1
     assert len(lines(tmp_path / "step_two")) == 2
+
+
+def test_a_worker_takes_queued_runs_by_priority(tmp_path: Path) -> None:
+    # queued while no worker serves the queue, then one worker takes them one at a time
+    run_app(tmp_path, "prioritised", "ranked", "3", "1", "2", DESKWORK_QUEUES="")
+    worker = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "deskwork",
+            "worker",
+            "durable_app:desk",
+            "--queue",
+            "ranked",
+            "--concurrency",
+            "1",
+        ],
+        env=app_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: len(lines(tmp_path / "pids")) == 3, what="the three runs")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+    order = [line.split()[0] for line in lines(tmp_path / "pids")]
+    assert order == ["1", "2", "0"]  # priorities 1, 2, 3

@@ -65,8 +65,9 @@ def serve(
         desk = load_desk(target)
         from deskwork.runtime import _durable
 
-        engine = _durable.engine_for(desk, queues=[queue])
+        engine = _durable.engine_for(desk, queues=[])  # serve nothing until configured
         engine.queue(queue, concurrency)
+        engine.listen([queue])
         recovered = _durable.hand_back(desk)  # this worker's queue threads run them
     except ConfigurationError as exc:
         print(f"error: {exc}", file=sys.stderr)

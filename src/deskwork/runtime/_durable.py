@@ -510,8 +510,6 @@ class _Engine:
     def _launch(self, queues: list[str] | None) -> None:
         url = self.database_url
         path = sqlite_path(url)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
         config: Any = {
             "name": os.environ.get("DESKWORK_APP_NAME", APP_NAME),
             "system_database_url": _system_url(url),
@@ -520,6 +518,8 @@ class _Engine:
             "notification_listener_polling_interval_sec": 0.1,
         }
         try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
             self.lock.hold(self.executor_id)
             DBOS(config=config)
             if queues is not None:
@@ -554,6 +554,11 @@ class _Engine:
             on_conflict="always_update" if concurrency is not None else "never_update",
         )
         self.queues.add(name)
+
+    def listen(self, queues: list[str]) -> None:
+        """Start serving ``queues`` (after their settings are stored: a queue's worker
+        concurrency applies from the first run this process takes)."""
+        _dbos()._listening_queues = list(queues)
 
     def shutdown(self, drain_seconds: int = 0) -> None:
         """Stop DBOS: wait up to ``drain_seconds`` for running runs, then cancel the rest
