@@ -182,6 +182,8 @@ class DurableAdapter(BaseModelAdapter):
         self.inner = inner
 
     def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     async def acomplete(self, **params: Any) -> Any:
