@@ -69,9 +69,9 @@ __all__ = [
 ]
 
 WORKFLOW_NAME = "deskwork.run"
-RUN_RECOVERED = "run.recovered"
+RUN_RECOVERED = EventType.RUN_RECOVERED
 """Emitted when a recovered run picks up (after the events it had stored before)."""
-RUN_UNRECOVERABLE = "run.unrecoverable"
+RUN_UNRECOVERABLE = EventType.RUN_UNRECOVERABLE
 """Emitted (once) when ``recover()`` cannot continue a run; its payload says why."""
 APP_NAME = "deskwork"
 QUEUE_POLL_SECONDS = 0.2
