@@ -85,6 +85,7 @@ async function loadRuns() {
   const query = status ? "?limit=100&status=" + status : "?limit=100";
   view.runs = (await api("/runs" + query)).runs;
   const list = $("#runs");
+  const focused = list.contains(document.activeElement) && document.activeElement.dataset.run;
   list.replaceChildren(...view.runs.map((run) => el("li", {},
     el("a", { href: "#/runs/" + run.run_id, "data-run": run.run_id,
               "aria-current": run.run_id === view.runId ? "page" : null },
@@ -92,6 +93,10 @@ async function loadRuns() {
       el("span", { class: "id" }, shortId(run.run_id)),
       el("span", { class: "when" }, time(run.updated_at))))));
   if (!view.runs.length) list.append(el("li", { class: "muted hint" }, "No runs yet."));
+  if (focused) {  // the list is redrawn live: keep the keyboard where it was
+    const again = list.querySelector(`a[data-run="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
 }
 
 let listTimer = null;
