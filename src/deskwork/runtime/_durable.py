@@ -507,13 +507,14 @@ class _Engine:
         self.desks: weakref.WeakSet[Desk] = weakref.WeakSet()
         self.lock: ExecutorLock = open_executor_lock(database_url)
         self.queues: set[str] = set()
+        self.app_name = os.environ.get("DESKWORK_APP_NAME", APP_NAME)
         self._launch(queues)
 
     def _launch(self, queues: list[str] | None) -> None:
         url = self.database_url
         path = sqlite_path(url)
         config: Any = {
-            "name": os.environ.get("DESKWORK_APP_NAME", APP_NAME),
+            "name": self.app_name,
             "system_database_url": _system_url(url),
             "executor_id": self.executor_id,
             "log_level": os.environ.get("DESKWORK_DBOS_LOG_LEVEL", "WARNING"),
@@ -816,7 +817,11 @@ def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
     from dbos._sys_db import GetPendingWorkflowsOutput
 
     pending = DBOS.list_workflows(
-        status="PENDING", name=WORKFLOW_NAME, app_version=DBOS.application_version
+        status="PENDING",
+        name=WORKFLOW_NAME,
+        app_version=DBOS.application_version,
+        application_name=engine.app_name,
+        load_output=False,
     )
     by_executor: dict[str, list[Any]] = {}
     for status in pending:
