@@ -255,3 +255,29 @@ def test_an_unusable_sqlite_location_is_a_configuration_error(tmp_path: Path) ->
             desk.run(Worker(name="adder", tools=[add]), "x")
     finally:
         desk.close()
+
+
+async def test_async_entry_points_and_concurrent_durable_runs(tmp_path: Path) -> None:
+    import asyncio
+
+    def model(messages: list[dict[str, Any]], tools: Any) -> Any:
+        user = next(m for m in messages if m["role"] == "user")
+        n = int(str(user["content"]))
+        done = any(m["role"] == "tool" for m in messages)
+        return reply(f"sum {n + n}") if done else call_tool("add", a=n, b=n)
+
+    desk = Desk(
+        model="m", adapter=ScriptedAdapter(default=model), storage_dir=tmp_path, durable=True
+    )
+    worker = Worker(name="adder", tools=[add])
+    try:
+        reports = await asyncio.gather(*(desk.arun(worker, str(n)) for n in range(6)))
+        queued = desk.submit(worker, "10")
+        later = await desk.aresult(queued, timeout=30)
+        recovered = await desk.arecover()
+    finally:
+        desk.close()
+    assert [r.content for r in reports] == [f"sum {n + n}" for n in range(6)]
+    assert all(r.tool_calls[0].result.content == str(n + n) for n, r in enumerate(reports))  # type: ignore[union-attr]
+    assert later.content == "sum 20"
+    assert recovered == []

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import json
 import logging
@@ -706,10 +707,26 @@ def submit(
         raise ValueError("queue must be a non-empty name")
     engine = engine_for(desk)
     desk.register(runner)
-    engine.queue(queue)
-    with SetWorkflowID(run_id), SetEnqueueOptions(priority=priority):
-        DBOS.enqueue_workflow(queue, _run_workflow, _request(run_id, runner, job, None, None))
+    request = _request(run_id, runner, job, None, None)
+
+    def enqueue() -> None:
+        engine.queue(queue)
+        with SetWorkflowID(run_id), SetEnqueueOptions(priority=priority):
+            DBOS.enqueue_workflow(queue, _run_workflow, request)
+
+    _off_loop(enqueue)
     return run_id
+
+
+def _off_loop(call: Callable[[], Any]) -> Any:
+    """``call()``; on a thread of its own when this thread runs an event loop (DBOS's
+    blocking calls refuse to run on one)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return call()
+    with ThreadPoolExecutor(1, thread_name_prefix="deskwork-durable") as pool:
+        return pool.submit(contextvars.copy_context().run, call).result()
 
 
 async def aresult(desk: Desk, run_id: str, timeout: float | None) -> Report:
@@ -788,7 +805,7 @@ class _Cancelled(Exception):
 def cancel(desk: Desk, run_id: str) -> None:
     """Cancel a queued or running durable run: it stops at its next step and ends ``failed``."""
     engine_for(desk)
-    DBOS.cancel_workflow(run_id)
+    _off_loop(lambda: DBOS.cancel_workflow(run_id))
     _cancelled(desk, run_id)
 
 
