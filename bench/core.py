@@ -1,16 +1,21 @@
-"""Core runtime benchmark (issue: core runtime).
+"""Core runtime benchmark (issue: core runtime; issue 13: performance).
 
 Scenario: a worker with two tools and a scripted zero-latency model that makes one tool
-call and then answers (two model turns per run). Measures Worker instantiation (time and
-memory), framework overhead per model turn with the in-memory and the SQLite run store,
-`import deskwork` time, and the same scenario on LangGraph's prebuilt ReAct agent with a
-fake chat model, in the same process.
+call and then answers (two model turns + one tool call per run). The same scenario runs on
+Agno (``bench/agno_peer.py``) and on LangGraph's prebuilt ReAct agent with a fake chat model,
+in the same process and interleaved: every round times each contender once, so a noisy
+machine slows all of them alike, and each round gives its own ratios. Printed: the median
+and the range over the rounds of time per run (sync and async), the SQLite store's cost per
+model turn over the in-memory store, the ratios to Agno and LangGraph, memory per Worker and
+per stored run, runs/s with 100 concurrent async runs, and ``import deskwork`` against
+``import agno.agent``.
 
-Run: ``python bench/core.py`` (prints a markdown table; medians of several repeats).
+Run: ``python bench/core.py [ROUNDS]`` (default 15 rounds; prints a markdown table).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import statistics
 import subprocess
@@ -18,8 +23,13 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from agno_peer import agno_runner
 
 from deskwork import Desk, Job, Worker
 from deskwork.store import InMemoryRunStore
@@ -27,7 +37,8 @@ from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
 
 TURNS_PER_RUN = 2
-REPEATS = 7
+RUNS_PER_SAMPLE = 200
+CONCURRENT = 100
 
 
 @tool()
@@ -42,64 +53,82 @@ def shout(text: str) -> str:
     return text.upper()
 
 
-def _median_per_call(fn: Callable[[], Any], calls: int) -> float:
-    samples = []
-    for _ in range(REPEATS):
+Timer = Callable[[], float]  # one sample: seconds per run
+
+
+def _sync_timer(once: Callable[[], Any], calls: int = RUNS_PER_SAMPLE) -> Timer:
+    def sample() -> float:
         gc.collect()
         started = time.perf_counter()
         for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - started) / calls)
-    return statistics.median(samples)
+            once()
+        return (time.perf_counter() - started) / calls
+
+    once()  # warm up
+    return sample
 
 
-def worker_instantiation() -> tuple[float, float]:
-    """Seconds per Worker() and bytes per Worker (tracemalloc)."""
-    tools = [add, shout]
-    per_call = _median_per_call(lambda: Worker(name="w", tools=tools), 20_000)
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.take_snapshot()
-    keep = [Worker(name=f"w{i}", tools=tools) for i in range(10_000)]
-    after = tracemalloc.take_snapshot()
-    tracemalloc.stop()
-    size = sum(s.size_diff for s in after.compare_to(before, "filename")) / len(keep)
-    return per_call, size
+def _async_timer(aonce: Callable[[], Awaitable[Any]], calls: int = RUNS_PER_SAMPLE) -> Timer:
+    async def loop() -> float:
+        started = time.perf_counter()
+        for _ in range(calls):
+            await aonce()
+        return (time.perf_counter() - started) / calls
+
+    asyncio.run(aonce())  # warm up
+
+    def sample() -> float:
+        gc.collect()
+        return asyncio.run(loop())
+
+    return sample
 
 
 def _script() -> ScriptedAdapter:
-    adapter = ScriptedAdapter()
-
     def cycle(messages: list[dict[str, Any]], _tools: Any) -> Any:
         if messages[-1]["role"] == "tool":
             return reply("The sum is 5.")
         return call_tool("add", a=2, b=3)
 
-    adapter._default = cycle  # every call answers from the cycle: no script to exhaust
-    return adapter
+    return _Forgetful(default=cycle)  # every call answers from the cycle
 
 
-def deskwork_turn(store: str) -> float:
-    """Seconds of framework overhead per model turn (the scripted model costs ~0)."""
+class _Forgetful(ScriptedAdapter):
+    """A scripted adapter that does not keep its calls (a long benchmark would grow them)."""
+
+    async def acomplete(self, **kwargs: Any) -> Any:
+        result = await super().acomplete(**kwargs)
+        self.calls.clear()
+        return result
+
+
+def _desk(store: str, tmp: str) -> Desk:
+    run_store = InMemoryRunStore() if store == "memory" else None
+    return Desk(model="scripted/m", adapter=_script(), run_store=run_store, storage_dir=tmp)
+
+
+def deskwork_timers(tmp: str) -> dict[str, Timer]:
+    """Per-run timers of deskwork: sync/async, in-memory/SQLite store."""
     worker = Worker(name="bench", tools=[add, shout])
-    job = Job(input="add 2 and 3")
-    with tempfile.TemporaryDirectory() as tmp:
-        run_store = InMemoryRunStore() if store == "memory" else None
-        desk = Desk(model="scripted/m", adapter=_script(), run_store=run_store, storage_dir=tmp)
-        adapter = desk.adapter
-        assert isinstance(adapter, ScriptedAdapter)
+    timers: dict[str, Timer] = {}
+    for store in ("memory", "sqlite"):
+        desk = _desk(store, f"{tmp}/{store}")
 
-        def once() -> None:
-            report = desk.run(worker, job)
+        def once(desk: Desk = desk) -> None:
+            report = desk.run(worker, Job(input="add 2 and 3"))
             assert report.status == "completed", report.errors
-            adapter.calls.clear()
 
-        once()
-        return _median_per_call(once, 300) / TURNS_PER_RUN
+        async def aonce(desk: Desk = desk) -> None:
+            report = await desk.arun(worker, Job(input="add 2 and 3"))
+            assert report.status == "completed", report.errors
+
+        timers[f"deskwork {store} sync"] = _sync_timer(once)
+        timers[f"deskwork {store} async"] = _async_timer(aonce)
+    return timers
 
 
-def langgraph_turn() -> float | None:
-    """Seconds per model turn for LangGraph's prebuilt ReAct agent with a fake model."""
+def langgraph_timer() -> Timer | None:
+    """Per-run timer of LangGraph's prebuilt ReAct agent with a fake model."""
     try:
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         from langchain_core.messages import AIMessage
@@ -136,52 +165,150 @@ def langgraph_turn() -> float | None:
         result = agent.invoke(inputs)
         assert result["messages"][-1].content == "The sum is 5."
 
-    once()
-    return _median_per_call(once, 300) / TURNS_PER_RUN
+    return _sync_timer(once, RUNS_PER_SAMPLE // 4)
 
 
-def import_time() -> float:
-    """Median seconds for ``import deskwork`` in a fresh interpreter, minus bare start-up."""
+def all_timers(tmp: str) -> dict[str, Timer]:
+    timers = deskwork_timers(tmp)
+    agno = agno_runner()
+    if agno is not None:
+        timers["agno sync"] = _sync_timer(agno[0])
+        timers["agno async"] = _async_timer(agno[1])
+    lg = langgraph_timer()
+    if lg is not None:
+        timers["langgraph sync"] = lg
+    return timers
 
-    def run(code: str) -> float:
-        samples = []
-        for _ in range(REPEATS):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True)
-            samples.append(time.perf_counter() - started)
-        return statistics.median(samples)
 
-    return run("import deskwork") - run("pass")
+def rounds(timers: dict[str, Timer], count: int) -> dict[str, list[float]]:
+    """``count`` interleaved samples of every timer (seconds per run)."""
+    samples: dict[str, list[float]] = {name: [] for name in timers}
+    for _ in range(count):
+        for name, timer in timers.items():
+            samples[name].append(timer())
+    return samples
+
+
+def worker_memory() -> tuple[float, float]:
+    """Seconds per Worker() and bytes per Worker (tracemalloc)."""
+    tools = [add, shout]
+    sample = _sync_timer(lambda: Worker(name="w", tools=tools), 20_000)
+    per_call = statistics.median(sample() for _ in range(5))
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    keep = [Worker(name=f"w{i}", tools=tools) for i in range(10_000)]
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    size = sum(s.size_diff for s in after.compare_to(before, "filename")) / len(keep)
+    return per_call, size
+
+
+def stored_run_memory() -> float:
+    """Bytes an in-memory run store keeps per finished run (record, state and events)."""
+    worker = Worker(name="bench", tools=[add, shout])
+    store = InMemoryRunStore(max_runs=None)
+    desk = Desk(model="scripted/m", adapter=_script(), run_store=store)
+    desk.run(worker, Job(input="warm up"))
+    runs = 500
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    for _ in range(runs):
+        desk.run(worker, Job(input="add 2 and 3"))
+    gc.collect()
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    return sum(s.size_diff for s in after.compare_to(before, "filename")) / runs
+
+
+def concurrent_runs_per_second(store: str, tmp: str) -> list[float]:
+    """Runs/s with ``CONCURRENT`` async runs in flight at once (5 samples)."""
+    worker = Worker(name="bench", tools=[add, shout])
+    desk = _desk(store, tmp)
+
+    async def batch() -> float:
+        started = time.perf_counter()
+        jobs = [desk.arun(worker, Job(input="add 2 and 3")) for _ in range(CONCURRENT)]
+        reports = await asyncio.gather(*jobs)
+        assert all(r.status == "completed" for r in reports)
+        return CONCURRENT / (time.perf_counter() - started)
+
+    async def main() -> list[float]:
+        await batch()
+        return [await batch() for _ in range(5)]
+
+    return asyncio.run(main())
+
+
+def import_times(repeats: int) -> tuple[list[float], list[float]]:
+    """Seconds for ``import deskwork`` and ``import agno.agent`` in fresh interpreters,
+    minus a bare start-up measured in the same round."""
+
+    def once(code: str) -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        return time.perf_counter() - started
+
+    ours, agno = [], []
+    for _ in range(repeats):
+        bare = once("pass")
+        ours.append(once("import deskwork") - bare)
+        agno.append(once("import agno.agent") - bare)
+    return ours, agno
+
+
+def _fmt(values: list[float], scale: float, unit: str, digits: int = 0) -> str:
+    med = statistics.median(values) * scale
+    lo, hi = min(values) * scale, max(values) * scale
+    return f"{med:.{digits}f} {unit} ({lo:.{digits}f}–{hi:.{digits}f})"
+
+
+def _ratios(num: list[float], den: list[float]) -> list[float]:
+    return [a / b for a, b in zip(num, den, strict=True)]
 
 
 def main() -> None:
-    per_worker, worker_bytes = worker_instantiation()
-    memory_turn = deskwork_turn("memory")
-    sqlite_turn = deskwork_turn("sqlite")
-    lg_turn = langgraph_turn()
-    imported = import_time()
-    rows = [
-        (
-            "Worker instantiation",
-            f"{per_worker * 1e6:.2f} µs, {worker_bytes:.0f} B",
-            "≤ 3 µs, ≤ 2 KiB",
-        ),
-        ("Overhead per model turn, in-memory store", f"{memory_turn * 1e6:.0f} µs", "≤ 50 µs"),
-        ("Overhead per model turn, SQLite store", f"{sqlite_turn * 1e6:.0f} µs", "≤ 500 µs"),
-        ("`import deskwork`", f"{imported * 1e3:.0f} ms", "≤ 150 ms"),
-    ]
-    if lg_turn is not None:
-        rows.append(
-            ("LangGraph prebuilt ReAct agent, per model turn", f"{lg_turn * 1e6:.0f} µs", "—")
-        )
-        rows.append(
-            (
-                "deskwork (in-memory) / LangGraph per-turn ratio",
-                f"{memory_turn / lg_turn:.2f}",
-                "≤ 0.5",
-            )
-        )
-    print("| measure | median | goal |")
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    rows: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        s = rounds(all_timers(tmp), count)
+        rps_mem = concurrent_runs_per_second("memory", f"{tmp}/c-memory")
+        rps_sql = concurrent_runs_per_second("sqlite", f"{tmp}/c-sqlite")
+    for mode in ("sync", "async"):
+        for store in ("memory", "sqlite"):
+            rows.append((f"deskwork per run, {store} store, {mode}",
+                         _fmt(s[f"deskwork {store} {mode}"], 1e6, "µs"), "—"))  # fmt: skip
+        if f"agno {mode}" in s:
+            rows.append((f"Agno 3.1.10 per run, {mode}", _fmt(s[f"agno {mode}"], 1e6, "µs"), "—"))
+            ratio = _ratios(s[f"deskwork memory {mode}"], s[f"agno {mode}"])
+            rows.append((f"deskwork (in-memory) / Agno, {mode}", _fmt(ratio, 1, "", 2), "≤ 0.25"))
+        extra = _ratios(
+            [(a - b) / TURNS_PER_RUN for a, b in
+             zip(s[f"deskwork sqlite {mode}"], s[f"deskwork memory {mode}"], strict=True)],
+            [1.0] * count,
+        )  # fmt: skip
+        rows.append((f"SQLite over in-memory, per model turn, {mode}",
+                     _fmt(extra, 1e6, "µs"), "≤ 150 µs"))  # fmt: skip
+    if "langgraph sync" in s:
+        lg = _fmt(s["langgraph sync"], 1e6, "µs")
+        rows.append(("LangGraph ReAct agent per run, sync", lg, "—"))
+        ratio = _ratios(s["deskwork memory sync"], s["langgraph sync"])
+        rows.append(("deskwork (in-memory) / LangGraph, sync", _fmt(ratio, 1, "", 2), "—"))
+    per_worker, worker_bytes = worker_memory()
+    rows.append(("Worker()", f"{per_worker * 1e6:.2f} µs, {worker_bytes:.0f} B", "—"))
+    rows.append(("Memory per stored run (in-memory store)", f"{stored_run_memory():.0f} B", "—"))
+    rows.append((f"Runs/s, {CONCURRENT} concurrent async runs, in-memory",
+                 _fmt(rps_mem, 1, "runs/s"), "—"))  # fmt: skip
+    rows.append((f"Runs/s, {CONCURRENT} concurrent async runs, SQLite",
+                 _fmt(rps_sql, 1, "runs/s"), "—"))  # fmt: skip
+    ours, agno = import_times(max(5, count // 2))
+    rows.append(("`import deskwork` over bare start-up", _fmt(ours, 1e3, "ms"), "—"))
+    rows.append(("`import agno.agent` over bare start-up", _fmt(agno, 1e3, "ms"), "—"))
+    import_ratio = _fmt(_ratios(ours, agno), 1, "", 2)
+    rows.append(("import ratio deskwork / agno.agent", import_ratio, "≤ 0.3"))
+    print(f"{count} interleaved rounds of {RUNS_PER_SAMPLE} runs; median (min–max)\n")
+    print("| measure | median (range) | goal |")
     print("|---|---|---|")
     for name, value, goal in rows:
         print(f"| {name} | {value} | {goal} |")
