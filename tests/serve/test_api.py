@@ -349,7 +349,7 @@ async def test_runs_of_another_desk_on_the_same_store_are_followed(
     run = asyncio.create_task(
         asyncio.to_thread(other.run, sleeper, Job(input="0.6"), run_id="ext-1")
     )
-    async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
+    async with httpx.AsyncClient(base_url=live.url, timeout=30) as client:
         while (await client.get("/runs/ext-1")).status_code == 404:
             await asyncio.sleep(0.02)
         response = await client.get("/runs/ext-1/events")
