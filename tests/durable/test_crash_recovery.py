@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from durablekit import HERE, PYTHON, app_env, lines, open_store, run_app, wait_for
 
-from conftest import HERE, PYTHON, app_env, lines, open_store, run_app, wait_for
 from deskwork.store.sqlite import SQLiteRunStore
 
 

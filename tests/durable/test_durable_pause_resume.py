@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import HERE, PYTHON, app_env, lines, open_store, run_app, wait_for
+from durablekit import HERE, PYTHON, app_env, lines, open_store, run_app, wait_for
 
 
 def _last_json(out: str) -> object:

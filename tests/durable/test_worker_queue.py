@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from conftest import PYTHON, app_env, lines, open_store, run_app, wait_for
+from durablekit import PYTHON, app_env, lines, open_store, run_app, wait_for
 
 
 @pytest.fixture
