@@ -48,6 +48,10 @@ _SECRET_PAIRS = re.compile(
 )
 
 
+# the password of a URL's user info (postgresql://user:PASSWORD@host/db, redis://:PASSWORD@host)
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)([^\s/@]+)(?=@)")
+
+
 def _pair(match: re.Match[str]) -> str:
     prefix = match.group(1) or match.group(3)
     value = match.group(2) or match.group(4)
@@ -56,9 +60,12 @@ def _pair(match: re.Match[str]) -> str:
 
 
 def redact_text(text: str) -> str:
-    """Replace bearer tokens, provider keys and key-named values (``"password": "..."``)."""
+    """Replace bearer tokens, provider keys, key-named values (``"password": "..."``) and the
+    password of a URL (``postgresql://user:<redacted>@host/db``)."""
     if not may_hold_secrets(text):
         return text
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, text)
     return _SECRET_PAIRS.sub(_pair, _SECRET_VALUES.sub(REDACTED, text))
 
 
@@ -67,7 +74,7 @@ def may_hold_secrets(text: str) -> bool:
 
     A cheap, conservative test: ``False`` means there is certainly nothing to redact.
     """
-    if "sk-" in text or "Bearer" in text:
+    if "sk-" in text or "Bearer" in text or ("://" in text and "@" in text):
         return True
     lowered = text.lower()
     return any(word in lowered for word in _SECRET_KEY_WORDS)
