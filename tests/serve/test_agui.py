@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("ag_ui")
 
 from ag_ui.core import EventType, RunAgentInput
-from serve_support import Live
+from serve_support import SECRET, Live
 
 
 def _input(run_id: str, text: str, **extra: Any) -> dict[str, Any]:
@@ -79,3 +79,11 @@ async def test_bad_agui_input(live: Live) -> None:
         assert (await client.post("/agui/echo", json=_input("r3", ""))).status_code == 422
         await client.post("/agui/echo", json=_input("dup", "x"))
         assert (await client.post("/agui/echo", json=_input("dup", "x"))).status_code == 409
+
+
+async def test_the_final_answer_carries_no_secret(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
+        text = (await client.post("/agui/echo", json=_input("agui-s", f"key {SECRET}"))).text
+    finished = _events(text)[-1]
+    assert finished["type"] == EventType.RUN_FINISHED
+    assert finished["result"].startswith("echo: key ") and SECRET not in finished["result"]

@@ -40,7 +40,7 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.message import Message
 from deskwork.core.report import Report
-from deskwork.serve._service import ApiError, RunService, make_job
+from deskwork.serve._service import ApiError, RunService, make_job, report_json
 from deskwork.utils import new_id, to_jsonable
 
 __all__ = ["AguiRun", "agui_stream"]
@@ -138,7 +138,8 @@ class AguiRun:
             ]
         return out
 
-    def finish(self, report: Report) -> BaseEvent:
+    def finish(self, full: Report) -> BaseEvent:
+        report = report_json(full)  # redacted as the store keeps it
         if report.status == "failed":
             return RunErrorEvent(message="; ".join(report.errors) or "run failed")
         action = report.pending_action
@@ -153,7 +154,7 @@ class AguiRun:
             outcome: Any = RunFinishedInterruptOutcome(interrupts=[interrupt])
         else:
             outcome = RunFinishedSuccessOutcome()
-        result = to_jsonable(report.data) if report.data is not None else report.content
+        result = report.data if report.data is not None else report.content
         return RunFinishedEvent(
             thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome
         )
