@@ -1,14 +1,22 @@
 """SQLite run store: the embedded default (``.deskwork/deskwork.db``).
 
-Every write is committed before its call returns (WAL mode with ``synchronous=NORMAL``
-makes that cheap), so no write transaction is ever held while a run waits on a model or a
-tool: other processes sharing the file write without waiting, a reader sees each event as
-soon as ``add_event`` returns, and a crash loses nothing already written.
+No write transaction is ever held while a run waits on a model or a tool, so other
+processes sharing the file write without waiting. Events are committed in batches, one
+transaction per step: an event added from a running event loop is committed when that loop
+next gets control (when the run awaits a model, a tool or anything else that waits), together
+with the other events added meanwhile; events added outside a loop are committed before
+``add_event`` returns. Every other write commits pending events in its own transaction, and
+every read commits them first. So a reader sees a step's events before the run waits on its
+next step, and a crash (``kill -9``) after a step loses nothing of that step. WAL mode with
+``synchronous=NORMAL`` keeps each commit cheap (no fsync but at checkpoints).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +54,11 @@ _MIGRATIONS: list[list[str]] = [
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 _KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
+_INSERT_EVENT = (
+    "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+_EventRow = tuple[str, str, str, str, str, str | None]
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
@@ -60,6 +73,10 @@ class SQLiteRunStore(RunStore):
 
     def __init__(self, path: str | Path) -> None:
         self._db = SQLiteDatabase(path)
+        self._pending: list[_EventRow] = []  # events not committed yet, in order
+        self._pending_blobs: dict[str, str] = {}
+        self._flush_failure: Exception | None = None  # a deferred commit that failed
+        self._scheduled: set[asyncio.AbstractEventLoop] = set()  # loops due to commit
         try:
             self._db.migrate("runs", _MIGRATIONS)
         except BaseException:
@@ -71,6 +88,55 @@ class SQLiteRunStore(RunStore):
         """The database file."""
         return self._db.path
 
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """The connection in one transaction that first inserts the pending events."""
+        with self._db.lock:
+            self._raise_flush_failure()
+            rows, blobs = self._pending, self._pending_blobs
+            self._pending, self._pending_blobs = [], {}
+            try:
+                with self._db.transaction() as conn:
+                    if rows:
+                        self._put_blobs(conn, blobs)
+                        conn.executemany(_INSERT_EVENT, rows)
+                    yield conn
+            except BaseException:
+                self._pending[:0] = rows  # kept, in order, for the next commit
+                self._pending_blobs.update(blobs)
+                raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, after the pending events are committed."""
+        with self._db.lock:
+            if self._pending:
+                with self._write():
+                    pass
+            with self._db.locked() as conn:
+                yield conn
+
+    def _raise_flush_failure(self) -> None:
+        failure, self._flush_failure = self._flush_failure, None
+        if failure is not None:
+            raise failure
+
+    def flush(self) -> None:
+        """Commit the events added but not committed yet (reads and writes do it too)."""
+        with self._read():
+            pass
+
+    def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._db.lock:
+            self._scheduled.discard(loop)
+            if not self._pending:
+                return
+            try:
+                with self._write():
+                    pass
+            except Exception as exc:  # the next call of this store raises it
+                self._flush_failure = exc
+
     def _put_blobs(self, conn: Any, blobs: dict[str, str]) -> None:
         if blobs:
             conn.executemany(
@@ -80,7 +146,7 @@ class SQLiteRunStore(RunStore):
     def _fetch_blobs(self, hashes: Iterable[str]) -> dict[str, str]:
         wanted = list(hashes)
         marks = ",".join("?" * len(wanted))
-        with self._db.locked() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", wanted
             ).fetchall()
@@ -94,7 +160,7 @@ class SQLiteRunStore(RunStore):
         owner = current_owner().model_dump_json()
         blobs: dict[str, str] = {}
         stored_input = pack_json(to_jsonable(input_payload), blobs)
-        with self._db.locked() as conn:
+        with self._write() as conn:
             self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
             conn.execute(
                 "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at,"
@@ -116,7 +182,7 @@ class SQLiteRunStore(RunStore):
             pack_json(to_jsonable(output_json), blobs),
             pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
         )
-        with self._db.locked() as conn:
+        with self._write() as conn:
             self._put_blobs(conn, blobs)
             cursor = conn.execute(
                 "UPDATE runs SET status=?, output=?, output_json=?, state=?, updated_at=?"
@@ -127,7 +193,7 @@ class SQLiteRunStore(RunStore):
             raise KeyError(f"unknown run {run_id!r}")
 
     def claim_paused(self, run_id: str) -> bool:
-        with self._db.locked() as conn:
+        with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE runs SET status='running', updated_at=?, owner=?"
                 " WHERE run_id=? AND status='paused'",
@@ -136,7 +202,7 @@ class SQLiteRunStore(RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self._db.locked() as conn:
+        with self._read() as conn:
             row = conn.execute(
                 f"SELECT {_COLUMNS.format(state='state')} FROM runs WHERE run_id=?",
                 (run_id,),
@@ -162,7 +228,7 @@ class SQLiteRunStore(RunStore):
                 clauses.append(clause)
                 params.append(value)
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
-        with self._db.locked() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS.format(state='NULL')} FROM runs{where}"
                 " ORDER BY updated_at DESC LIMIT ?",
@@ -171,25 +237,34 @@ class SQLiteRunStore(RunStore):
         return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
+        """Store ``event``: committed now outside an event loop, else when the loop next
+        gets control (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
-        payload = pack_json(event.payload, blobs)
-        with self._db.locked() as conn:
-            self._put_blobs(conn, blobs)
-            conn.execute(
-                "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    event.event_id,
-                    event.run_id,
-                    str(event.type),
-                    event.timestamp.isoformat(),
-                    event.source,
-                    payload,
-                ),
-            )
+        row = (
+            event.event_id,
+            event.run_id,
+            str(event.type),
+            event.timestamp.isoformat(),
+            event.source,
+            pack_json(event.payload, blobs),
+        )
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._db.lock:
+            self._pending.append(row)
+            self._pending_blobs.update(blobs)
+            if loop is None:
+                with self._write():
+                    return
+            if loop in self._scheduled:
+                return
+            self._scheduled.add(loop)
+        loop.call_soon(self._flush_soon, loop)
 
     def get_events(self, run_id: str) -> list[Event]:
-        with self._db.locked() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT event_id, type, timestamp, run_id, source, payload FROM events"
                 " WHERE run_id=? ORDER BY seq",
@@ -212,7 +287,7 @@ class SQLiteRunStore(RunStore):
     ) -> None:
         verb = "INSERT OR REPLACE" if overwrite else "INSERT OR IGNORE"
         rows = [(thread_id, key, bytes(value)) for key, value in items]
-        with self._db.transaction() as conn:
+        with self._write() as conn:
             conn.executemany(
                 f"{verb} INTO checkpoints (thread_id, key, value) VALUES (?, ?, ?)", rows
             )
@@ -226,7 +301,7 @@ class SQLiteRunStore(RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         order = "DESC" if newest_first else "ASC"
-        with self._db.locked() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT key, value FROM checkpoints WHERE thread_id=? AND key>=? AND key<?"
                 f" ORDER BY key {order} LIMIT ?",
@@ -235,11 +310,15 @@ class SQLiteRunStore(RunStore):
         return [(row[0], bytes(row[1])) for row in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
-        with self._db.locked() as conn:
+        with self._write() as conn:
             conn.execute("DELETE FROM checkpoints WHERE thread_id=?", (thread_id,))
 
     def close(self) -> None:
-        self._db.close()
+        try:
+            if self._pending:
+                self.flush()
+        finally:
+            self._db.close()
 
 
 def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
