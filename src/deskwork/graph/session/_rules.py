@@ -7,6 +7,7 @@ what a caller sees must not, so every decision lives here once.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -23,8 +24,10 @@ __all__ = [
     "check_summary",
     "may_read_session",
     "may_touch_memory",
+    "memory_matches",
     "owned_memory",
     "page",
+    "query_terms",
     "rank_memories",
 ]
 
@@ -149,12 +152,50 @@ def apply_memory_update(memory: Memory, updates: Mapping[str, Any]) -> Memory:
     return Memory.model_validate(data)
 
 
+_WORD = re.compile(r"[^\W_]+")  # letters and digits; '_', '-' and punctuation separate words
+_STOP_WORDS_TEXT = (
+    "a about all am an and any are as at be but by can could did do does for from had has "
+    "have he her hers him his how i if in into is it its just me my no not of on or our "
+    "please she so than that the their them then there these they this those to too us was we "
+    "were what when where which who whom why will with would you your yours "
+)
+_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+
+def _fold(word: str) -> str:
+    # "preferences" and "preference" are one term
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def query_terms(text: str) -> frozenset[str]:
+    """The search terms of ``text``: lower-cased words without stop words, plurals folded."""
+    return frozenset(_fold(w) for w in _WORD.findall(text.lower()) if w not in _STOP_WORDS)
+
+
+def memory_matches(memory: Memory, query: str) -> bool:
+    """Whether ``memory`` matches ``query`` (the one rule every session manager uses).
+
+    Case-insensitive, on the memory's key, value and categories: the empty query matches
+    everything; the whole query matching inside one of them (``"pref"`` finds a key
+    ``"preference"``) matches; otherwise the memory matches when it shares at least one
+    search term (:func:`query_terms`) with the query, so a whole chat message such as
+    "Which theme do I prefer, dark or light?" finds a memory whose value is "dark mode".
+    """
+    needle = query.strip().lower()
+    fields = [memory.key, memory.value, *memory.categories]
+    if any(needle in field.lower() for field in fields):
+        return True
+    terms = query_terms(needle)
+    return bool(terms) and any(terms & query_terms(field) for field in fields)
+
+
 def rank_memories(
     memories: Iterable[Memory], query: str, limit: int, now: datetime | None = None
 ) -> list[Memory]:
-    """Unexpired memories matching ``query``: most important first, newest first among equals."""
+    """Unexpired memories matching ``query`` (:func:`memory_matches`): most important first,
+    newest first among equals."""
     moment = now or utc_now()
-    found = [m for m in memories if not m.is_expired(moment) and m.matches(query)]
+    found = [m for m in memories if not m.is_expired(moment) and memory_matches(m, query)]
     found.sort(key=lambda m: (m.importance, m.created_at), reverse=True)
     return found[: check_limit(limit)]
 

@@ -146,13 +146,12 @@ class Memory(BaseModel):
         return self.expires_at is not None and self.expires_at <= (now or utc_now())
 
     def matches(self, query: str) -> bool:
-        """Case-insensitive substring match on key, value or a category (``""`` matches all)."""
-        needle = query.lower()
-        return (
-            needle in self.key.lower()
-            or needle in self.value.lower()
-            or any(needle in c.lower() for c in self.categories)
-        )
+        """Whether a memory search for ``query`` finds this memory (case-insensitive, on key,
+        value and categories; ``""`` matches all): the whole query inside one of them, or a
+        shared word, stop words ignored. The rule every session manager's search uses."""
+        from deskwork.graph.session._rules import memory_matches  # _rules imports this module
+
+        return memory_matches(self, query)
 
 
 class PaginatedResult(BaseModel, Generic[T]):
