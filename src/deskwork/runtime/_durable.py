@@ -4,15 +4,15 @@ Where DBOS sits::
 
     desk.arun / desk.submit ──► DBOS workflow "deskwork.run" (workflow id = run id)
                                    │  runner.arun(config, job)   (the runner is unchanged)
-                                   ├─ model call ──► DBOS step "deskwork.model"  (DurableAdapter)
-                                   └─ tool call  ──► DBOS step "deskwork.tool:<name>"
-                                                     (tools._step_hook, set for the run)
+                                   ├─ model call ──► DBOS step "deskwork.model:<model>:<who>"
+                                   └─ tool call  ──► DBOS step "deskwork.tool:<name>:<call>"
+                          (the seams are in ``_durable_steps``)
 
 A step's result is checkpointed in DBOS's system tables; when a crashed run is recovered the
 workflow runs again from the top and every finished step returns its recorded result instead
 of running, so a finished tool call never runs twice and the model is not asked again.
-Events the replay emits a second time are recognised and dropped (:class:`_Replay`), so the
-stored events read as one run with a ``run.recovered`` event where it picked up.
+Events the replay emits a second time are recognised and dropped (``_durable_steps.Replay``),
+so the stored events read as one run with a ``run.recovered`` event where it picked up.
 
 DBOS is a process-wide singleton: one durable database per process (:class:`_Engine`). Each
 process has its own executor id and holds the executor lock of ``_executor_lock``, which is how
@@ -24,41 +24,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import hashlib
-import json
 import logging
 import os
-import pickle
 import socket
 import threading
 import uuid
 import weakref
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
-from deskwork.exceptions import ConfigurationError, DeskworkError, RunnerNotRegisteredError
+from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
+from deskwork.runtime._durable_steps import (
+    DurableAdapter,
+    Replay,
+    StepFailedError,
+    in_run,
+    tool_step,
+)
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
-from deskwork.utils import to_jsonable
 
 if TYPE_CHECKING:
-    from deskwork.core.tool_call import ToolCall, ToolResult
     from deskwork.runtime.config import EventEmitter, RunConfig
     from deskwork.runtime.desk import Desk
     from deskwork.runtime.runner import Runner
-    from deskwork.tools.base import Tool
 
 from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
-from dbos._context import get_local_dbos_context
 
 __all__ = [
     "RUN_RECOVERED",
@@ -67,6 +65,7 @@ __all__ = [
     "DurableAdapter",
     "StepFailedError",
     "engine_for",
+    "in_run",
 ]
 
 WORKFLOW_NAME = "deskwork.run"
@@ -80,201 +79,6 @@ MAX_PRIORITY = 2**31 - 1
 RESULT_POLL_SECONDS = 0.05
 _DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 _log = logging.getLogger("deskwork.durable")
-
-
-def in_run() -> bool:
-    """Whether the caller runs inside a durable run (a tool's child run, say): such a run
-    runs inline, its calls part of the enclosing run's workflow or step."""
-    ctx = get_local_dbos_context()
-    return ctx is not None and ctx.is_within_workflow()
-
-
-def in_workflow() -> bool:
-    """Whether the caller is workflow code of a durable run (not inside one of its steps)."""
-    ctx = get_local_dbos_context()
-    return ctx is not None and ctx.is_workflow()
-
-
-# -- the model port and the tool executor as steps ------------------------------------------
-
-
-class _Chunks:
-    """A streamed model answer as recorded by its step (replayed as a stream)."""
-
-    def __init__(self, chunks: list[StreamChunk]) -> None:
-        self.chunks = chunks
-
-
-async def _replay_stream(chunks: list[StreamChunk]) -> AsyncIterator[StreamChunk]:
-    for chunk in chunks:
-        yield chunk
-
-
-async def _collect(result: Any) -> ModelResponse | _Chunks:
-    if isinstance(result, ModelResponse):
-        return _storable_response(result)
-    if hasattr(result, "__aiter__"):
-        return _Chunks([chunk async for chunk in result])
-    return _Chunks(list(result))
-
-
-def _picklable(value: Any) -> bool:
-    try:
-        pickle.dumps(value)
-    except Exception:
-        return False
-    return True
-
-
-def _storable_response(response: ModelResponse) -> ModelResponse:
-    """``response`` as DBOS can checkpoint it: the provider's raw object is dropped if it
-    does not pickle (it is never stored or shown anyway)."""
-    if response.raw is None or _picklable(response):
-        return response
-    return response.model_copy(update={"raw": None})
-
-
-def _storable_result(result: ToolResult) -> ToolResult:
-    """``result`` as DBOS can checkpoint it: an exception that does not pickle is dropped
-    (its type name and message stay), and data that does not pickle is kept as JSON."""
-    if _picklable(result):
-        return result
-    result = result.model_copy(update={"original_exception": None})
-    if _picklable(result):
-        return result
-    return result.model_copy(update={"data": to_jsonable(result.data)})
-
-
-class StepFailedError(DeskworkError):
-    """A model call failed with an exception that cannot be checkpointed; this carries its
-    type name and message instead (``exception_type``)."""
-
-    def __init__(self, exception_type: str, message: str) -> None:
-        super().__init__(f"{exception_type}: {message}")
-        self.exception_type = exception_type
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.exception_type, str(self).split(": ", 1)[-1]))
-
-
-def _storable_error(exc: Exception) -> Exception:
-    if _picklable(exc):
-        return exc
-    return StepFailedError(type(exc).__name__, redact_text(str(exc)))
-
-
-def _model_step_name(params: dict[str, Any]) -> str:
-    """``deskwork.model:<model>:<who>``: who asks (a digest of the system message), so a
-    replay that reaches the calls in another order fails loudly instead of mixing answers."""
-    messages = params.get("messages") or [{}]
-    first = json.dumps(to_jsonable(messages[0]), sort_keys=True, default=str)
-    return f"deskwork.model:{params.get('model')}:{hashlib.sha256(first.encode()).hexdigest()[:8]}"
-
-
-class DurableAdapter(BaseModelAdapter):
-    """The desk's adapter, with each call a DBOS step inside a durable run.
-
-    Outside a durable workflow (or inside a step, such as a tool's child run) calls go straight
-    to the wrapped adapter. A streamed answer is read to its end inside the step and replayed
-    to the runner as a stream.
-    """
-
-    def __init__(self, inner: BaseModelAdapter) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":  # not set yet (a copy being built): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    async def acomplete(self, **params: Any) -> Any:
-        if not in_workflow():
-            return await _maybe_await(self.inner.acomplete(**params))
-
-        async def step() -> ModelResponse | _Chunks:
-            try:
-                return await _collect(await _maybe_await(self.inner.acomplete(**params)))
-            except Exception as exc:
-                raise _storable_error(exc) from None
-
-        result = await DBOS.run_step_async({"name": _model_step_name(params)}, step)
-        if isinstance(result, _Chunks):
-            return _replay_stream(result.chunks)
-        return result
-
-    async def astructured_complete(self, **params: Any) -> ModelResponse:
-        from deskwork.adapters._seam import _structured_once
-
-        async def call() -> ModelResponse:
-            result: ModelResponse = await _structured_once(self.inner, params)
-            return result
-
-        async def step() -> ModelResponse:
-            try:
-                return _storable_response(await call())
-            except Exception as exc:
-                raise _storable_error(exc) from None
-
-        if not in_workflow():
-            return await call()
-        return await DBOS.run_step_async({"name": _model_step_name(params)}, step)
-
-
-async def _maybe_await(value: Any) -> Any:
-    if isinstance(value, Awaitable):
-        return await value
-    return value
-
-
-async def _tool_step(
-    tool: Tool, call: ToolCall, run: Callable[[], Awaitable[ToolResult]]
-) -> ToolResult:
-    if not in_workflow():
-        return await run()
-
-    async def step() -> ToolResult:
-        return _storable_result(await run())
-
-    return await DBOS.run_step_async({"name": f"deskwork.tool:{tool.name}:{call.id}"}, step)
-
-
-# -- events: a replay emits nothing twice -------------------------------------------------
-
-_VOLATILE = ("duration", "elapsed", "latency", "timestamp", "_ms", "_at", "_seconds")
-
-
-def _event_key(event_type: str, source: str, payload: dict[str, Any]) -> str:
-    def stable(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                k: stable(v)
-                for k, v in value.items()
-                if not any(mark in str(k) for mark in _VOLATILE)
-            }
-        if isinstance(value, list):
-            return [stable(v) for v in value]
-        return value
-
-    body = json.dumps(stable(to_jsonable(payload)), sort_keys=True, default=str)
-    return f"{event_type}\x00{source}\x00{body}"
-
-
-class _Replay:
-    """Drops an event that a recovered run emits again (same type, source and payload, up to
-    timings) when the run had stored it before the crash; each stored event absorbs one."""
-
-    def __init__(self, stored: list[Event]) -> None:
-        self._left = Counter(_event_key(e.type, e.source, e.payload) for e in stored)
-
-    def wrap(self, emit: EventEmitter) -> EventEmitter:
-        def replaying(event_type: str, source: str, payload: dict[str, Any]) -> None:
-            key = _event_key(str(event_type), source, redact(payload) if payload else {})
-            if self._left[key] > 0:
-                self._left[key] -= 1
-                return
-            emit(event_type, source, payload)
-
-        return replaying
 
 
 # -- the workflow ---------------------------------------------------------------------------
@@ -303,7 +107,7 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     if record is not None and record.status != "running" and not resuming:
         report = _report_from_store(desk, run_id)  # it ended before DBOS recorded the end
         return _dump(report)
-    token = tool_step_hook.set(_tool_step)
+    token = tool_step_hook.set(tool_step)
     try:
         if request.get("mode") == "resume":
             report = await _resume(desk, runner, request)
@@ -351,7 +155,7 @@ async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered
     job = Job.from_state(request["job"])
     events: list[Event] = desk.run_store.get_events(run_id) if recovered else []
     inner = desk._emitter(run_id, events, _listeners.pop(run_id, None))
-    emit = _Replay(events).wrap(inner) if recovered else inner
+    emit = Replay(events).wrap(inner) if recovered else inner
     config = _run_config(desk, run_id, request, events, emit)
     config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, parent=current_budget.get())
     if recovered:
@@ -404,7 +208,7 @@ async def _resume(desk: Desk, runner: Runner, request: dict[str, Any]) -> Report
     events = desk.run_store.get_events(run_id)
     listener = _listeners.pop(request["workflow_id"], None)
     inner = desk._emitter(run_id, events, listener)
-    emit = inner if fresh else _Replay(events).wrap(inner)
+    emit = inner if fresh else Replay(events).wrap(inner)
     config = _run_config(desk, run_id, request, events, emit)
     spent = float(state.metrics.get("cost") or 0.0)
     config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, spent=spent)

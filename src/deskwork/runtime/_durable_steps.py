@@ -1,0 +1,229 @@
+"""The seams of a durable run: model calls and tool calls as DBOS steps, and a replay that
+emits no event twice.
+
+Inside a durable workflow, ``DurableAdapter`` (the run's ``RunConfig.adapter``) runs each
+model call as a step, and :func:`tool_step` (set as ``tools._step_hook``) runs each tool call
+as one; elsewhere both are plain calls. A step's name carries who asks (model calls) or the
+call id (tool calls), so a replay that reaches the steps in another order fails loudly
+instead of handing one call's recorded result to another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from dbos import DBOS
+from dbos._context import get_local_dbos_context
+
+from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
+from deskwork.core.redact import redact, redact_text
+from deskwork.exceptions import DeskworkError
+from deskwork.utils import to_jsonable
+
+if TYPE_CHECKING:
+    from deskwork.core.event import Event
+    from deskwork.core.tool_call import ToolCall, ToolResult
+    from deskwork.runtime.config import EventEmitter
+    from deskwork.tools.base import Tool
+
+__all__ = ["DurableAdapter", "Replay", "StepFailedError", "in_run", "in_workflow", "tool_step"]
+
+
+def in_run() -> bool:
+    """Whether the caller runs inside a durable run (a tool's child run, say): such a run
+    runs inline, its calls part of the enclosing run's workflow or step."""
+    ctx = get_local_dbos_context()
+    return ctx is not None and ctx.is_within_workflow()
+
+
+def in_workflow() -> bool:
+    """Whether the caller is workflow code of a durable run (not inside one of its steps)."""
+    ctx = get_local_dbos_context()
+    return ctx is not None and ctx.is_workflow()
+
+
+# -- the model port and the tool executor as steps ------------------------------------------
+
+
+class _Chunks:
+    """A streamed model answer as recorded by its step (replayed as a stream)."""
+
+    def __init__(self, chunks: list[StreamChunk]) -> None:
+        self.chunks = chunks
+
+
+async def _replay_stream(chunks: list[StreamChunk]) -> AsyncIterator[StreamChunk]:
+    for chunk in chunks:
+        yield chunk
+
+
+async def _collect(result: Any) -> ModelResponse | _Chunks:
+    if isinstance(result, ModelResponse):
+        return _storable_response(result)
+    if hasattr(result, "__aiter__"):
+        return _Chunks([chunk async for chunk in result])
+    return _Chunks(list(result))
+
+
+def _picklable(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
+def _storable_response(response: ModelResponse) -> ModelResponse:
+    """``response`` as DBOS can checkpoint it: the provider's raw object is dropped if it
+    does not pickle (it is never stored or shown anyway)."""
+    if response.raw is None or _picklable(response):
+        return response
+    return response.model_copy(update={"raw": None})
+
+
+def _storable_result(result: ToolResult) -> ToolResult:
+    """``result`` as DBOS can checkpoint it: an exception that does not pickle is dropped
+    (its type name and message stay), and data that does not pickle is kept as JSON."""
+    if _picklable(result):
+        return result
+    result = result.model_copy(update={"original_exception": None})
+    if _picklable(result):
+        return result
+    return result.model_copy(update={"data": to_jsonable(result.data)})
+
+
+class StepFailedError(DeskworkError):
+    """A model call failed with an exception that cannot be checkpointed; this carries its
+    type name and message instead (``exception_type``)."""
+
+    def __init__(self, exception_type: str, message: str) -> None:
+        super().__init__(f"{exception_type}: {message}")
+        self.exception_type = exception_type
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.exception_type, str(self).split(": ", 1)[-1]))
+
+
+def _storable_error(exc: Exception) -> Exception:
+    if _picklable(exc):
+        return exc
+    return StepFailedError(type(exc).__name__, redact_text(str(exc)))
+
+
+def _model_step_name(params: dict[str, Any]) -> str:
+    """``deskwork.model:<model>:<who>``: who asks (a digest of the system message), so a
+    replay that reaches the calls in another order fails loudly instead of mixing answers."""
+    messages = params.get("messages") or [{}]
+    first = json.dumps(to_jsonable(messages[0]), sort_keys=True, default=str)
+    return f"deskwork.model:{params.get('model')}:{hashlib.sha256(first.encode()).hexdigest()[:8]}"
+
+
+class DurableAdapter(BaseModelAdapter):
+    """The desk's adapter, with each call a DBOS step inside a durable run.
+
+    Outside a durable workflow (or inside a step, such as a tool's child run) calls go straight
+    to the wrapped adapter. A streamed answer is read to its end inside the step and replayed
+    to the runner as a stream.
+    """
+
+    def __init__(self, inner: BaseModelAdapter) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def acomplete(self, **params: Any) -> Any:
+        if not in_workflow():
+            return await _maybe_await(self.inner.acomplete(**params))
+
+        async def step() -> ModelResponse | _Chunks:
+            try:
+                return await _collect(await _maybe_await(self.inner.acomplete(**params)))
+            except Exception as exc:
+                raise _storable_error(exc) from None
+
+        result = await DBOS.run_step_async({"name": _model_step_name(params)}, step)
+        if isinstance(result, _Chunks):
+            return _replay_stream(result.chunks)
+        return result
+
+    async def astructured_complete(self, **params: Any) -> ModelResponse:
+        from deskwork.adapters._seam import _structured_once
+
+        async def call() -> ModelResponse:
+            result: ModelResponse = await _structured_once(self.inner, params)
+            return result
+
+        async def step() -> ModelResponse:
+            try:
+                return _storable_response(await call())
+            except Exception as exc:
+                raise _storable_error(exc) from None
+
+        if not in_workflow():
+            return await call()
+        return await DBOS.run_step_async({"name": _model_step_name(params)}, step)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if isinstance(value, Awaitable):
+        return await value
+    return value
+
+
+async def tool_step(
+    tool: Tool, call: ToolCall, run: Callable[[], Awaitable[ToolResult]]
+) -> ToolResult:
+    if not in_workflow():
+        return await run()
+
+    async def step() -> ToolResult:
+        return _storable_result(await run())
+
+    return await DBOS.run_step_async({"name": f"deskwork.tool:{tool.name}:{call.id}"}, step)
+
+
+# -- events: a replay emits nothing twice -------------------------------------------------
+
+_VOLATILE = ("duration", "elapsed", "latency", "timestamp", "_ms", "_at", "_seconds")
+
+
+def _event_key(event_type: str, source: str, payload: dict[str, Any]) -> str:
+    def stable(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: stable(v)
+                for k, v in value.items()
+                if not any(mark in str(k) for mark in _VOLATILE)
+            }
+        if isinstance(value, list):
+            return [stable(v) for v in value]
+        return value
+
+    body = json.dumps(stable(to_jsonable(payload)), sort_keys=True, default=str)
+    return f"{event_type}\x00{source}\x00{body}"
+
+
+class Replay:
+    """Drops an event that a recovered run emits again (same type, source and payload, up to
+    timings) when the run had stored it before the crash; each stored event absorbs one."""
+
+    def __init__(self, stored: list[Event]) -> None:
+        self._left = Counter(_event_key(e.type, e.source, e.payload) for e in stored)
+
+    def wrap(self, emit: EventEmitter) -> EventEmitter:
+        def replaying(event_type: str, source: str, payload: dict[str, Any]) -> None:
+            key = _event_key(str(event_type), source, redact(payload) if payload else {})
+            if self._left[key] > 0:
+                self._left[key] -= 1
+                return
+            emit(event_type, source, payload)
+
+        return replaying
