@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -119,12 +121,22 @@ def render_template(template: str, variables: dict[str, Any]) -> str:
     return _PLACEHOLDER.sub(substitute, template)
 
 
+@dataclass(slots=True)
+class _Loaded:
+    """The slots one request has loaded: name -> (content, tokens), in load order."""
+
+    slots: dict[str, tuple[str, int]] = field(default_factory=dict)
+    tokens: int = 0
+
+
 class ReactTemplateManager:
     """One agent's knowledge config, loaded slots and prompt templates.
 
-    Loaded slots stay loaded (and count toward ``max_loaded_tokens``) until :meth:`reset`, so a
-    manager shared by many conversations either gets a budget that fits every slot it may
-    load, or is reset between conversations.
+    ``max_loaded_tokens`` is a budget per request: :meth:`begin_request` (which
+    ``ReactExecutor.execute()`` calls first) gives the request running in the current asyncio
+    context its own empty set of loaded slots, so one manager can serve any number of
+    consecutive or concurrent requests. Outside a request, loaded slots count until
+    :meth:`reset`. Module contents read once are cached for every request until :meth:`reset`.
 
     Args:
         agent_name: The agent; its folder is ``<base_dir>/<agent_name>``.
@@ -172,8 +184,11 @@ class ReactTemplateManager:
             for module in slot.modules:
                 check_relative_ref(module)
         self._lock = asyncio.Lock()
-        self._loaded: dict[str, tuple[str, int]] = {}  # slot -> (content, tokens), load order
-        self._loaded_tokens = 0
+        self._outside = _Loaded()  # what is loaded outside any request
+        self._request: ContextVar[_Loaded | None] = ContextVar(
+            f"react_loaded_{self._agent_name}_{id(self):x}", default=None
+        )
+        self._contents: dict[str, tuple[str, int]] = {}  # read and checked slot contents
         self._core_prompts: dict[str, str] = {}
         self._closed = False
 
@@ -245,13 +260,13 @@ class ReactTemplateManager:
 
     @property
     def loaded_tokens(self) -> int:
-        """Tokens currently loaded."""
-        return self._loaded_tokens
+        """Tokens loaded by the current request (or outside requests)."""
+        return self._current().tokens
 
     @property
     def loaded_slots(self) -> tuple[str, ...]:
-        """Loaded slot names, in load order."""
-        return tuple(self._loaded)
+        """Slot names loaded by the current request (or outside requests), in load order."""
+        return tuple(self._current().slots)
 
     @property
     def is_closed(self) -> bool:
@@ -270,7 +285,7 @@ class ReactTemplateManager:
 
     def get_loaded_content(self, slot_name: str) -> str | None:
         """The content of a loaded slot, or ``None`` if it is not loaded."""
-        entry = self._loaded.get(slot_name)
+        entry = self._current().slots.get(slot_name)
         return entry[0] if entry else None
 
     def resolve_dependencies(self, slot_name: str) -> list[str]:
@@ -292,6 +307,22 @@ class ReactTemplateManager:
         if self._closed:
             raise RuntimeError(f"ReactTemplateManager for {self._agent_name!r} is closed")
 
+    def _current(self) -> _Loaded:
+        return self._request.get() or self._outside
+
+    def begin_request(self) -> None:
+        """Start a request in the current asyncio context: nothing loaded, the whole budget free.
+
+        Loads made in this context (and in tasks it starts afterwards) count toward this
+        request only; other requests, each in its own task, keep their own budget. What the
+        request loaded stays visible here (``loaded_slots``) until the next ``begin_request``.
+
+        Raises:
+            RuntimeError: The manager is closed.
+        """
+        self._ensure_open()
+        self._request.set(_Loaded())
+
     async def load_slot(self, slot_name: str) -> KnowledgeLoadResult:
         """Load ``slot_name`` and its dependencies (dependencies first); cached once loaded.
 
@@ -308,27 +339,32 @@ class ReactTemplateManager:
         """
         self._ensure_open()
         order = [*self.resolve_dependencies(slot_name), slot_name]
-        if slot_name in self._loaded:  # fast path, no lock
-            return self._result(slot_name, order, ())
+        loaded = self._current()
+        if slot_name in loaded.slots:  # fast path, no lock
+            return self._result(loaded, slot_name, order, ())
         async with self._lock:
             self._ensure_open()
-            if slot_name in self._loaded:  # loaded while we waited
-                return self._result(slot_name, order, ())
-            pending = [name for name in order if name not in self._loaded]
+            if slot_name in loaded.slots:  # loaded while we waited
+                return self._result(loaded, slot_name, order, ())
+            pending = [name for name in order if name not in loaded.slots]
             fresh: dict[str, tuple[str, int]] = {}
             for name in pending:
-                content = await self._read_slot(self._slots[name])
-                fresh[name] = (content, self._check_slot_budget(name, content))
+                fresh[name] = self._contents.get(name) or await self._read_checked(name)
             added = sum(tokens for _, tokens in fresh.values())
-            if self._loaded_tokens + added > self._max_loaded_tokens:
+            if loaded.tokens + added > self._max_loaded_tokens:
                 raise KnowledgeLoadError(
                     f"loading slot {slot_name!r} needs {added} tokens "
-                    f"({', '.join(pending)}); {self._loaded_tokens} of "
+                    f"({', '.join(pending)}); {loaded.tokens} of "
                     f"max_loaded_tokens={self._max_loaded_tokens} are already loaded"
                 )
-            self._loaded.update(fresh)
-            self._loaded_tokens += added
-            return self._result(slot_name, order, tuple(pending))
+            self._contents.update(fresh)
+            loaded.slots.update(fresh)
+            loaded.tokens += added
+            return self._result(loaded, slot_name, order, tuple(pending))
+
+    async def _read_checked(self, name: str) -> tuple[str, int]:
+        content = await self._read_slot(self._slots[name])
+        return content, self._check_slot_budget(name, content)
 
     async def _read_slot(self, slot: KnowledgeSlotDef) -> str:
         parts = [
@@ -347,9 +383,9 @@ class ReactTemplateManager:
         return tokens
 
     def _result(
-        self, slot_name: str, order: list[str], newly_loaded: tuple[str, ...]
+        self, loaded: _Loaded, slot_name: str, order: list[str], newly_loaded: tuple[str, ...]
     ) -> KnowledgeLoadResult:
-        content, tokens = self._loaded[slot_name]
+        content, tokens = loaded.slots[slot_name]
         return KnowledgeLoadResult(
             slot_name=slot_name,
             content=content,
@@ -357,7 +393,7 @@ class ReactTemplateManager:
             modules=self._slots[slot_name].modules,
             dependencies=tuple(order[:-1]),
             newly_loaded=newly_loaded,
-            total_loaded_tokens=self._loaded_tokens,
+            total_loaded_tokens=loaded.tokens,
         )
 
     # -- prompts ---------------------------------------------------------------------------
@@ -425,14 +461,17 @@ class ReactTemplateManager:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def reset(self) -> None:
-        """Forget every loaded slot and cached core prompt (the budget is free again)."""
+        """Forget the slots loaded by the current request and outside requests, and every
+        cached module and core prompt (the budget is free again; files are read anew)."""
         self._ensure_open()
         async with self._lock:
             self._clear()
 
     def _clear(self) -> None:
-        self._loaded.clear()
-        self._loaded_tokens = 0
+        for loaded in {id(x): x for x in (self._current(), self._outside)}.values():
+            loaded.slots.clear()
+            loaded.tokens = 0
+        self._contents.clear()
         self._core_prompts.clear()
 
     async def close(self) -> None:
@@ -460,6 +499,6 @@ class ReactTemplateManager:
         return (
             f"ReactTemplateManager(agent_name={self._agent_name!r}, "
             f"slots={len(self._slots)}, actions={len(self._config.actions)}, "
-            f"loaded={len(self._loaded)}, "
-            f"tokens={self._loaded_tokens}/{self._max_loaded_tokens}, {state})"
+            f"loaded={len(self.loaded_slots)}, "
+            f"tokens={self.loaded_tokens}/{self._max_loaded_tokens}, {state})"
         )

@@ -325,6 +325,10 @@ class ReactExecutor:
     ) -> dict[str, Any]:
         """Run passes until an action handler raises ``TerminalActionResult``.
 
+        Each call is one request for the template manager: it starts with no knowledge loaded
+        and the whole ``max_loaded_tokens`` budget free (``ReactTemplateManager.begin_request``),
+        however many calls share the manager, one after another or at the same time.
+
         Args:
             user_input: The request the agent works on.
             context: Extra state for handlers (default none); its entries also fill the core
@@ -347,6 +351,7 @@ class ReactExecutor:
         """
         context = dict(context or {})
         check_reserved_keys(context, "context")
+        self._template_manager.begin_request()  # max_loaded_tokens is a budget per request
         run = _Run(state=self._initial_state(user_input, context), request_id=request_id)
         cancel = cancel_event if cancel_event is not None else self._cancel_event
         limit = self._total_request_seconds
