@@ -26,7 +26,7 @@ from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._owner import current_owner
-from deskwork.store._sqlite import SQLiteDatabase
+from deskwork.store._sqlite import SQLiteDatabase, _damaged
 from deskwork.store.base import RunStore
 from deskwork.utils import to_jsonable, utc_now
 
@@ -207,7 +207,8 @@ class SQLiteRunStore(RunStore):
                 f"SELECT {_COLUMNS.format(state='state')} FROM runs WHERE run_id=?",
                 (run_id,),
             ).fetchone()
-        return _record(row, self._fetch_blobs) if row else None
+        with self._decoding(f"run {run_id}"):
+            return _record(row, self._fetch_blobs) if row else None
 
     def list_runs(
         self,
@@ -234,7 +235,8 @@ class SQLiteRunStore(RunStore):
                 " ORDER BY updated_at DESC LIMIT ?",
                 (*params, limit),
             ).fetchall()
-        return [_record(row, self._fetch_blobs) for row in rows]
+        with self._decoding("a run record"):
+            return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
         """Store ``event``: committed now outside an event loop, else when the loop next
@@ -270,17 +272,28 @@ class SQLiteRunStore(RunStore):
                 " WHERE run_id=? ORDER BY seq",
                 (run_id,),
             ).fetchall()
-        return [
-            Event(
-                event_id=row[0],
-                type=row[1],
-                timestamp=datetime.fromisoformat(row[2]),
-                run_id=row[3],
-                source=row[4],
-                payload=unpack_json(row[5], self._fetch_blobs),
-            )
-            for row in rows
-        ]
+        with self._decoding(f"an event of run {run_id}"):
+            return [
+                Event(
+                    event_id=row[0],
+                    type=row[1],
+                    timestamp=datetime.fromisoformat(row[2]),
+                    run_id=row[3],
+                    source=row[4],
+                    payload=unpack_json(row[5], self._fetch_blobs),
+                )
+                for row in rows
+            ]
+
+    @contextmanager
+    def _decoding(self, what: str) -> Iterator[None]:
+        """A stored value damaged in place (the file itself sound) is a StoreError too."""
+        try:
+            yield
+        except ValueError as exc:  # bad JSON, a record pydantic refuses, a bad timestamp
+            first_line = str(exc).splitlines()[0] if str(exc) else ""
+            problem = f"{what} cannot be read: {type(exc).__name__}: {first_line}"
+            raise _damaged(self._db.path, problem) from exc
 
     def put_checkpoint_items(
         self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
