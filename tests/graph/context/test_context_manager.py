@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from deskwork.graph.config.schema import (
     ContextConfig,
@@ -331,14 +332,13 @@ async def test_hydrate_keeps_values_already_in_memory() -> None:
     assert reader.shared_values() == {"topic": "fresh", "topic2": "persisted"}
 
 
-async def test_flush_without_user_id_saves_no_long_term_slots(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_flush_without_user_id_saves_no_long_term_slots() -> None:
     store = InMemorySlotPersistence()
     m = manager(store)
     m.set_shared_tiered("name", "Alice", SlotTier.LONG_TERM)
-    await m.flush("s1")
-    assert "LONG_TERM slots not saved" in caplog.text
+    with capture_logs() as logs:
+        await m.flush("s1")
+    assert [(e["event"], e["count"]) for e in logs] == [("long_term_slots_not_saved", 1)]
     assert await store.health_check() == {"status": "ok", "session_slots": 0, "long_term_slots": 0}
 
 

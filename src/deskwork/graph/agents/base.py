@@ -22,7 +22,6 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
-import structlog
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
@@ -30,7 +29,7 @@ from deskwork.core.redact import redact_text
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.core.exceptions import AgentProcessError, OrchestratorError
-from deskwork.graph.core.logging_context import bind_logging_context
+from deskwork.graph.core.logging_context import bind_logging_context, get_graph_logger
 from deskwork.graph.core.types import AgentResponse
 
 if TYPE_CHECKING:
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BaseAgent"]
 
-logger = structlog.get_logger("deskwork.graph.agents")
+logger = get_graph_logger("deskwork.graph.agents")
 
 IDENTITY_FIELDS: tuple[str, ...] = ("session_id", "user_id")
 """State keys that name the tenant; agents must never change them."""
@@ -193,7 +192,7 @@ class BaseAgent(ABC):
             "agent_invoke_failed",
             agent_name=self.name,
             exc_type=type(exc).__name__,
-            exc_msg=redact_text(str(exc)),
+            exc_msg=str(exc),
             request_id=request_id,
         )
         emit_graph_event(
@@ -251,7 +250,7 @@ def _report_hook_failure(agent_name: str, mw: AgentMiddleware, hook: str, exc: E
         middleware=type(mw).__name__,
         hook=hook,
         exc_type=type(exc).__name__,
-        exc_msg=redact_text(str(exc)),
+        exc_msg=str(exc),
     )
     emit_graph_event(
         "graph.middleware.failed",

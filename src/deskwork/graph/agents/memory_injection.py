@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-import structlog
-
-from deskwork.core.redact import redact_text
 from deskwork.graph.agents.middleware import AgentMiddleware
+from deskwork.graph.core.logging_context import get_graph_logger
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -33,7 +31,7 @@ INJECTED_MEMORIES_KEY = "_injected_memories"
 
 _ANONYMOUS = "anonymous"
 
-logger = structlog.get_logger("deskwork.graph.agents")
+logger = get_graph_logger("deskwork.graph.agents")
 
 
 class MemoryInjectionMiddleware(AgentMiddleware):
@@ -63,7 +61,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
                 "memory_injection_failed",
                 agent_name=agent_name,
                 exc_type=type(exc).__name__,
-                exc_msg=redact_text(str(exc)),
+                exc_msg=str(exc),
             )
             return state
         if not found:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from deskwork.graph._events import emit_graph_event
@@ -43,6 +42,7 @@ from deskwork.graph.core.exceptions import (
     RoutingSelfLoopError,
 )
 from deskwork.graph.core.llm_utils import ainvoke_with_retry, astream_with_limits
+from deskwork.graph.core.logging_context import get_graph_logger
 from deskwork.graph.core.types import AgentResponse
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SupervisorAgent"]
 
-logger = structlog.get_logger("deskwork.graph.agents")
+logger = get_graph_logger("deskwork.graph.agents")
 
 _STRUCTURED_UNSUPPORTED = (NotImplementedError, AttributeError)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -28,6 +27,7 @@ from deskwork.core.redact import redact_text
 from deskwork.graph.context.eviction import EvictionStrategy, eviction_strategy_for
 from deskwork.graph.context.slots import TIER_RANK, Slot, SlotPool, SlotTier
 from deskwork.graph.core.exceptions import SlotPersistenceError
+from deskwork.graph.core.logging_context import get_graph_logger
 
 if TYPE_CHECKING:
     from deskwork.graph.config.schema import ContextConfig, TimeoutConfig
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SlotManager"]
 
-logger = logging.getLogger(__name__)
+logger = get_graph_logger("deskwork.graph.context")
 
 _T = TypeVar("_T")
 _FIELDS = frozenset({"value", "tier", "priority"})
@@ -317,7 +317,9 @@ class SlotManager:
         session = [s for s in snapshot if s.tier is SlotTier.SESSION]
         long_term = [s for s in snapshot if s.tier is SlotTier.LONG_TERM]
         if user_id is None and long_term:
-            logger.warning("flush without user_id: %d LONG_TERM slots not saved", len(long_term))
+            logger.warning(
+                "long_term_slots_not_saved", reason="flush without user_id", count=len(long_term)
+            )
         async with self._flush_lock:
             if user_id is None:
                 await self._save_session(self.persistence, session_id, session)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from deskwork.graph.core.logging_context import get_graph_logger
 from deskwork.graph.core.token_counting import CharDivisionTokenCounter, TokenCounter
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TIER_ORDER", "Slot", "SlotPool", "SlotTier"]
 
-logger = logging.getLogger(__name__)
+logger = get_graph_logger("deskwork.graph.context")
 
 
 class SlotTier(StrEnum):
@@ -298,8 +298,9 @@ class SlotPool:
                 )
             if not progressed:
                 logger.warning(
-                    "slot pool stays over budget: %s chose no usable victim",
-                    type(self.eviction_strategy).__name__,
+                    "slot_pool_over_budget",
+                    reason="the eviction strategy chose no usable victim",
+                    eviction_strategy=type(self.eviction_strategy).__name__,
                 )
                 return False
             count *= 2

@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-import structlog
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
@@ -44,6 +43,7 @@ from deskwork.graph.core.exceptions import (
     ReservedStateKeyError,
 )
 from deskwork.graph.core.llm_utils import ainvoke_with_retry
+from deskwork.graph.core.logging_context import get_graph_logger
 from deskwork.graph.observability.otel import otel_span
 from deskwork.graph.react._parsing import (
     MalformedResponseError,
@@ -73,7 +73,7 @@ __all__ = [
     "ReactExecutor",
 ]
 
-_log = structlog.get_logger("deskwork.graph.react")
+_log = get_graph_logger("deskwork.graph.react")
 
 RESERVED_STATE_KEYS: frozenset[str] = frozenset(
     {

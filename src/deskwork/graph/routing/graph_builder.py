@@ -16,18 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-import structlog
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.core.exceptions import ConfigurationError
+from deskwork.graph.core.logging_context import get_graph_logger
 from deskwork.graph.core.state import OrchestratorState
 from deskwork.graph.routing.topology import TopologyResolver
 
 __all__ = ["build_conditional_edge", "build_hub_spoke_graph", "build_topology_graph"]
 
-logger = structlog.get_logger("deskwork.graph.routing")
+logger = get_graph_logger("deskwork.graph.routing")
 
 RoutingFunction = Callable[[OrchestratorState], str]
 
