@@ -358,7 +358,9 @@ class ReactExecutor:
         scope = asyncio.timeout(limit)
         try:
             async with scope:
-                variables = {k: v for k, v in context.items() if k.isidentifier()}
+                variables = {
+                    k: v for k, v in context.items() if isinstance(k, str) and k.isidentifier()
+                }
                 system = await self._template_manager.load_core_prompt(
                     self._agent_name, **variables
                 )
