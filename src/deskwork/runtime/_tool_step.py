@@ -75,6 +75,8 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
             exception_type="UnknownTool",
         )
     else:
+        if run.config.desk is not None:  # the turn so far is on disk before the tool runs
+            run.config.desk.run_store.flush()
         result = await aexecute_tool(tool, request, pool=run.config.tool_pool)
     call.result = result
     _emit_result(run, call, result)

@@ -96,7 +96,9 @@ class SQLiteRunStore(RunStore):
             rows, blobs = self._pending, self._pending_blobs
             self._pending, self._pending_blobs = [], {}
             try:
-                with self._db.transaction() as conn:
+                # IMMEDIATE: take the write lock first (waiting up to busy_timeout), so a
+                # writer that commits meanwhile cannot make this transaction fail as stale
+                with self._db.transaction(immediate=True) as conn:
                     if rows:
                         self._put_blobs(conn, blobs)
                         conn.executemany(_INSERT_EVENT, rows)
@@ -122,7 +124,8 @@ class SQLiteRunStore(RunStore):
             raise failure
 
     def flush(self) -> None:
-        """Commit the events added but not committed yet (reads and writes do it too)."""
+        """Commit the events added but not committed yet (reads and writes do it too; the
+        worker does it before it runs a tool, which may run on another thread)."""
         with self._read():
             pass
 
