@@ -242,14 +242,7 @@ class Desk:
         store, bus = self.run_store, self.event_bus
 
         def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
-            event = Event(
-                event_id=new_id(),
-                type=str(event_type),
-                timestamp=utc_now(),
-                run_id=run_id,
-                source=source,
-                payload=redact(payload) if payload else {},
-            )
+            event = _new_event(run_id, str(event_type), source, payload)
             events.append(event)
             store.add_event(event)
             if listener is not None:
@@ -625,6 +618,31 @@ class Desk:
         from deskwork.runtime.session import WorkerSession
 
         return WorkerSession.open(self, worker, session_id, metadata)
+
+
+def _new_event(run_id: str, event_type: str, source: str, payload: Any) -> Event:
+    """An event with a redacted copy of ``payload``.
+
+    The common case (a plain dict with text keys, a text source) skips Pydantic's validation,
+    which would only copy the fresh dict again: the event is the same as a validated one.
+    """
+    if type(payload) is dict and type(source) is str and all(type(k) is str for k in payload):
+        return Event.model_construct(
+            event_id=new_id(),
+            type=event_type,
+            timestamp=utc_now(),
+            run_id=run_id,
+            source=source,
+            payload=redact(payload) if payload else {},
+        )
+    return Event(
+        event_id=new_id(),
+        type=event_type,
+        timestamp=utc_now(),
+        run_id=run_id,
+        source=source,
+        payload=redact(payload) if payload else {},
+    )
 
 
 def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:

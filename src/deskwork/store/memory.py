@@ -11,7 +11,7 @@ from typing import Any
 from deskwork.core.event import Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
-from deskwork.store._blobs import check_sizes
+from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes
 from deskwork.store._owner import current_owner
 from deskwork.store.base import RunStore
 from deskwork.utils import utc_now
@@ -117,8 +117,9 @@ class InMemoryRunStore(RunStore):
             return self._runs.get(run_id)
 
     def add_event(self, event: Event) -> None:
-        check_sizes(event.payload)
         text = event.model_dump_json()
+        if len(text) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
+            check_sizes(event.payload)
         with self._lock:
             self._events.setdefault(event.run_id, []).append(text)
 
