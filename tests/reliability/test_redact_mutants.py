@@ -1,0 +1,31 @@
+"""Pins of the secret patterns in ``deskwork.core.redact`` that mutation testing found loose.
+
+mutmut 3 does not mutate module-level constants, so the regular expressions were mutated by
+hand (docs/reliability.md); each test here kills one mutant the rest of the suite let live.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from deskwork.core.redact import REDACTED, redact, redact_text
+
+pytestmark = pytest.mark.reliability
+
+
+def test_a_bearer_token_is_redacted_whole_whatever_its_characters() -> None:
+    token = "abc123.def_456-ghi~jk+lm/no=="
+    assert redact_text(f"sent Bearer {token} upstream") == f"sent {REDACTED} upstream"
+
+
+def test_an_unquoted_value_stops_at_the_closing_brace() -> None:
+    assert redact_text('{"api_key": abc123}') == f'{{"api_key": {REDACTED}}}'
+
+
+def test_a_space_before_the_colon_does_not_hide_a_secret() -> None:
+    assert redact_text('"password" : "hunter2"') == f'"password" : "{REDACTED}"'
+
+
+def test_an_anthropic_style_key_inside_text_is_redacted() -> None:
+    out = redact({"note": "key sk-ant-api03-abcdefgh1234 in a log line"})
+    assert out == {"note": f"key {REDACTED} in a log line"}
