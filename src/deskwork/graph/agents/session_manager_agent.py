@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from deskwork.graph.agents._react_handlers import last_user_text, respond_handler
 from deskwork.graph.agents.base import BaseAgent
 from deskwork.graph.core.exceptions import (
+    InvalidStateError,
     LLMNotConfiguredError,
     ReactExecutorNotConfiguredError,
     SessionManagerError,
@@ -131,12 +132,22 @@ class SessionManagerAgent(BaseAgent):
     async def process(
         self, state: OrchestratorState, config: RunnableConfig | None = None
     ) -> AgentResponse:
-        """Run the ReAct loop over the session actions and return its ``respond`` answer."""
+        """Run the ReAct loop over the session actions and return its ``respond`` answer.
+
+        Raises:
+            InvalidStateError: ``state`` has no ``session_id`` (the session to work on).
+        """
+        session_id = state.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidStateError(
+                f"SessionManagerAgent {self.name!r} needs state['session_id'] (got "
+                f"{session_id!r}); create the state with create_initial_state(session_id=...)"
+            )
         executor = self._executor()
         result = await executor.execute(
             last_user_text(state),
             {
-                "session_id": state.get("session_id", ""),
+                "session_id": session_id,
                 "user_id": state.get("user_id", ""),
                 "available_session_actions": ", ".join(sorted(self.action_handlers)),
             },
