@@ -76,7 +76,7 @@ def test_429_500_and_a_timeout_are_retried_then_the_run_completes(
 def test_a_fault_storm_ends_every_run_in_a_defined_status(
     srv: OpenAICompatServer, tmp_path: Path
 ) -> None:
-    """Twelve runs against a provider that fails 3 requests out of 4, in a fixed cycle."""
+    """Twelve runs against a provider that fails 7 requests in 9, in a fixed cycle."""
     cycle = itertools.cycle(["429", "500", "ok", "429", "timeout", "ok", "500", "500", "500"])
     srv.set_handler(lambda request: _fault(next(cycle)))
     desk = _desk(srv, tmp_path, num_retries=2)
