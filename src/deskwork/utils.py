@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import mimetypes
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +69,8 @@ def encode_file(file_path: str | Path, mime_type: str | None = None) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"encode_file: no such file: {path}")
     if mime_type is None:
+        import mimetypes  # lazily: only file parts need it
+
         mime_type = _EXTRA_MIME.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
     encoded = base64.b64encode(path.read_bytes()).decode("ascii")
     return f"data:{mime_type or 'application/octet-stream'};base64,{encoded}"

@@ -10,7 +10,6 @@ exactly ``1 + num_retries``.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -126,6 +125,8 @@ def retry_after_seconds(error: BaseException) -> float | None:
         if seconds is not None:
             return max(seconds, 0.0)
         try:
+            import email.utils  # lazily: only a Retry-After date needs it
+
             when = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError):
             return None

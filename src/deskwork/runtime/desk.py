@@ -39,7 +39,6 @@ from deskwork.store._url import (
     resolve_database_url,
 )
 from deskwork.store.base import RunStore
-from deskwork.store.session import SessionStore
 from deskwork.tools._pool import DEFAULT_TOOL_THREADS, ToolThreadPool
 from deskwork.utils import new_id, to_jsonable, utc_now
 
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
 
     from deskwork.runtime.session import WorkerSession
     from deskwork.runtime.worker import Worker
+    from deskwork.store.session import SessionStore
 
 __all__ = ["DB_FILENAME", "Desk"]
 

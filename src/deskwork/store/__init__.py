@@ -12,15 +12,15 @@ from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.store._errors import StoreError
 from deskwork.store.base import RunStore
 from deskwork.store.memory import InMemoryRunStore
-from deskwork.store.session import (
-    InMemorySessionStore,
-    SessionRecord,
-    SessionStore,
-    SQLiteSessionStore,
-)
 
 if TYPE_CHECKING:
     from deskwork.store.postgres import PostgresRunStore, PostgresSessionStore
+    from deskwork.store.session import (
+        InMemorySessionStore,
+        SessionRecord,
+        SessionStore,
+        SQLiteSessionStore,
+    )
     from deskwork.store.sqlite import SQLiteRunStore
 
 __all__ = [
@@ -43,6 +43,11 @@ _LAZY = {
     "PostgresRunStore": "deskwork.store.postgres",
     "PostgresSessionStore": "deskwork.store.postgres",
     "SQLiteRunStore": "deskwork.store.sqlite",
+    # sessions: loaded by the first session (a plain worker run does not need them)
+    "InMemorySessionStore": "deskwork.store.session",
+    "SQLiteSessionStore": "deskwork.store.session",
+    "SessionRecord": "deskwork.store.session",
+    "SessionStore": "deskwork.store.session",
 }
 
 
