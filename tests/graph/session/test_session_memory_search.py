@@ -66,6 +66,7 @@ async def test_stop_words_alone_match_nothing(mgr: SessionManager) -> None:
     await _remember(mgr)
     assert await mgr.search_memories("s1", "What is it that you have for me?") == []
     assert await mgr.search_memories("s1", "weather tomorrow") == []
+    assert await mgr.search_memories("s1", "Hi! I'd like to know, can't you tell me?") == []
 
 
 async def test_key_words_match_and_substrings_still_work(mgr: SessionManager) -> None:

@@ -158,6 +158,8 @@ _STOP_WORDS_TEXT = (
     "have he her hers him his how i if in into is it its just me my no not of on or our "
     "please she so than that the their them then there these they this those to too us was we "
     "were what when where which who whom why will with would you your yours "
+    "hi hello hey thanks thank ok okay yes yeah also some more much very really "
+    "want need like know tell get got "
 )
 _STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
@@ -168,8 +170,10 @@ def _fold(word: str) -> str:
 
 
 def query_terms(text: str) -> frozenset[str]:
-    """The search terms of ``text``: lower-cased words without stop words, plurals folded."""
-    return frozenset(_fold(w) for w in _WORD.findall(text.lower()) if w not in _STOP_WORDS)
+    """The search terms of ``text``: lower-cased words of two or more characters, without
+    stop words (``the``, ``my``, ``please``, ``like``, ...), plurals folded."""
+    words = _WORD.findall(text.lower())
+    return frozenset(_fold(w) for w in words if len(w) > 1 and w not in _STOP_WORDS)
 
 
 def memory_matches(memory: Memory, query: str) -> bool:
