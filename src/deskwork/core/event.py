@@ -62,3 +62,25 @@ class Event(DeskworkModel):
     payload: dict[str, Any] = Field(default_factory=dict)
 
     _stored_dicts = field_validator("payload", mode="before")(as_stored_dict)
+
+
+_FIELDS = frozenset(Event.model_fields)
+
+
+def trusted_event(
+    event_id: str, type: str, timestamp: datetime, run_id: str, source: str, payload: dict[str, Any]
+) -> Event:
+    """An :class:`Event` from values that already have the field types (``str`` texts, an
+    aware ``datetime``, a fresh ``dict`` with ``str`` keys), without validation.
+
+    The desk's hot path (12 events a run): equal to ``Event(...)`` of the same values, at
+    about a third of the cost (``model_construct`` costs more than validating here).
+    """
+    event = Event.__new__(Event)
+    setattr_ = object.__setattr__
+    fields = {"event_id": event_id, "type": type, "timestamp": timestamp, "run_id": run_id}
+    setattr_(event, "__dict__", {**fields, "source": source, "payload": payload})
+    setattr_(event, "__pydantic_fields_set__", set(_FIELDS))
+    setattr_(event, "__pydantic_extra__", None)
+    setattr_(event, "__pydantic_private__", None)
+    return event

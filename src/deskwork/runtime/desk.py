@@ -17,7 +17,7 @@ from deskwork._extras import require
 from deskwork._sync import run_sync
 from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import BaseModelAdapter
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import Event, EventType, trusted_event
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact, redact_model, redact_text
@@ -624,16 +624,11 @@ def _new_event(run_id: str, event_type: str, source: str, payload: Any) -> Event
     """An event with a redacted copy of ``payload``.
 
     The common case (a plain dict with text keys, a text source) skips Pydantic's validation,
-    which would only copy the fresh dict again: the event is the same as a validated one.
+    which would only copy the fresh dict again: the event equals a validated one.
     """
     if type(payload) is dict and type(source) is str and all(type(k) is str for k in payload):
-        return Event.model_construct(
-            event_id=new_id(),
-            type=event_type,
-            timestamp=utc_now(),
-            run_id=run_id,
-            source=source,
-            payload=redact(payload) if payload else {},
+        return trusted_event(
+            new_id(), event_type, utc_now(), run_id, source, redact(payload) if payload else {}
         )
     return Event(
         event_id=new_id(),
