@@ -31,13 +31,18 @@ SECRET_TEXT = "connect postgresql://app:hunter2@db/prod failed; api_key=sk-abcde
 
 
 def _logger_factories(path: Path) -> list[str]:
+    """Calls of ``structlog.get_logger``/``logging.getLogger`` (also imported bare)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            owner = node.func.value
-            name = f"{getattr(owner, 'id', '?')}.{node.func.attr}"
-            if name in ("structlog.get_logger", "logging.getLogger"):
-                found.append(f"{path.relative_to(GRAPH_SRC)}:{node.lineno} {name}")
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            name = f"{getattr(func.value, 'id', '?')}.{func.attr}"
+        else:
+            name = getattr(func, "id", "")
+        if name in ("structlog.get_logger", "logging.getLogger", "get_logger", "getLogger"):
+            found.append(f"{path.relative_to(GRAPH_SRC)}:{node.lineno} {name}")
     return found
 
 
