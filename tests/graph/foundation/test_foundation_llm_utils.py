@@ -13,8 +13,6 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     RetryError,
-    wait_exponential_jitter,
-    wait_random_exponential,
 )
 
 from deskwork.graph.config.schema import RetryConfig
@@ -100,11 +98,19 @@ class TestTransientRegistry:
 
 
 class TestBuildAsyncRetryer:
-    def test_wait_strategy_follows_jitter(self) -> None:
-        jittered = build_async_retryer(RetryConfig(jitter=True))
-        plain = build_async_retryer(RetryConfig(jitter=False))
-        assert isinstance(jittered.wait, wait_random_exponential)
-        assert isinstance(plain.wait, wait_exponential_jitter)
+    def test_a_provider_retry_after_is_honoured_up_to_max_interval(self) -> None:
+        class RateLimited(TimeoutError):
+            def __init__(self, seconds: float) -> None:
+                super().__init__("slow down")
+                self.retry_after = seconds
+
+        retryer = build_async_retryer(RetryConfig(max_interval=3.0, jitter=False))
+        waits = []
+        for seconds in (1.25, 10.0):
+            state = _state(retryer, 1)
+            state.set_exception((RateLimited, RateLimited(seconds), None))
+            waits.append(retryer.wait(state))
+        assert waits == [1.25, 3.0]
 
     def test_backoff_without_jitter_is_exponential_and_capped(self) -> None:
         config = RetryConfig(

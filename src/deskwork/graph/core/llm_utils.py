@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from tenacity import (
     AsyncRetrying,
+    RetryCallState,
     RetryError,
     retry_if_exception_type,
     stop_after_attempt,
-    wait_exponential_jitter,
-    wait_random_exponential,
 )
 
+from deskwork.adapters._retry import RetryPolicy, retry_after_seconds
 from deskwork.core.redact import redact_text
 from deskwork.graph.core.exceptions import (
     LLMInvocationError,
@@ -100,22 +100,27 @@ def build_async_retryer(retry_config: RetryConfig) -> AsyncRetrying:
 
     The wait before retry ``n`` grows as ``initial_interval * backoff_factor ** (n - 1)``,
     capped at ``max_interval``; with ``jitter`` each wait is drawn uniformly from zero up to
-    that value (AWS "full jitter"). After ``max_attempts`` the retryer raises
-    ``tenacity.RetryError``; a non-transient exception is re-raised at once.
+    that value (AWS "full jitter"). An error that names its wait (``Retry-After``) waits that
+    long, up to ``max_interval``. The waits are deskwork's one backoff rule
+    (:class:`deskwork.adapters.RetryPolicy`; a ``backoff_factor`` below 1 counts as 1). After
+    ``max_attempts`` the retryer raises ``tenacity.RetryError``; a non-transient exception is
+    re-raised at once.
     """
-    if retry_config.jitter:
-        wait: Any = wait_random_exponential(
-            multiplier=retry_config.initial_interval,
-            exp_base=retry_config.backoff_factor,
-            max=retry_config.max_interval,
-        )
-    else:
-        wait = wait_exponential_jitter(
-            initial=retry_config.initial_interval,
-            exp_base=retry_config.backoff_factor,
-            max=retry_config.max_interval,
-            jitter=0,
-        )
+    policy = RetryPolicy(  # deskwork's one backoff rule (and its Retry-After handling)
+        initial_interval=retry_config.initial_interval,
+        backoff_factor=max(retry_config.backoff_factor, 1.0),
+        max_interval=retry_config.max_interval,
+        jitter=retry_config.jitter,
+        max_retry_after=retry_config.max_interval,
+    )
+
+    def wait(state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome is not None else None
+        asked = retry_after_seconds(error) if error is not None else None
+        if asked is not None:  # the provider named its wait: honour it, up to max_interval
+            return min(asked, retry_config.max_interval)
+        return policy.backoff(state.attempt_number - 1)
+
     return AsyncRetrying(
         stop=stop_after_attempt(retry_config.max_attempts),
         wait=wait,
