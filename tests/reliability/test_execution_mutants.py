@@ -1,0 +1,115 @@
+"""Behaviour of ``deskwork.tools.execution`` that surviving mutants showed was unpinned:
+how a failing hook is named, what the sync entry point says inside a loop, and what the
+model sees for dataclass and plain-object tool results."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import pytest
+
+from deskwork import ToolCall, ToolResult
+from deskwork.exceptions import EventLoopRunningError
+from deskwork.tools import tool
+from deskwork.tools.execution import aexecute_tool, execute_tool
+
+pytestmark = pytest.mark.reliability
+
+
+def _refuse(call: ToolCall, reason: str = "no") -> None:
+    raise PermissionError(reason)
+
+
+class QuotaGuard:
+    """A callable hook object: it has a ``__name__`` but no ``__qualname__``."""
+
+    def __init__(self) -> None:
+        self.__name__ = "quota_guard"
+
+    def __call__(self, call: ToolCall) -> None:
+        raise RuntimeError("quota spent")
+
+
+def _hook_error(hook: Any) -> str:
+    @tool(pre=(hook,))
+    def guarded() -> str:
+        """Guarded."""
+        return "ran"
+
+    result = execute_tool(guarded, ToolCall(id="c", name="guarded"))
+    assert result.error is not None and result.content is None
+    return result.error
+
+
+def test_a_failing_hook_is_named_by_its_qualified_name() -> None:
+    def deny(call: ToolCall) -> None:
+        raise PermissionError("not today")
+
+    error = _hook_error(deny)
+    assert error == f"pre-hook {deny.__qualname__} failed: not today"
+    assert "<locals>.deny" in error
+
+
+def test_a_hook_object_with_only_a_name_is_named_by_it() -> None:
+    assert _hook_error(QuotaGuard()) == "pre-hook quota_guard failed: quota spent"
+
+
+def test_a_nameless_hook_is_named_by_its_repr() -> None:
+    hook = functools.partial(_refuse, reason="partial says no")
+    assert _hook_error(hook) == f"pre-hook {hook!r} failed: partial says no"
+
+
+async def test_execute_tool_inside_a_running_loop_points_to_aexecute_tool() -> None:
+    @tool()
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    call = ToolCall(id="c", name="ping")
+    with pytest.raises(EventLoopRunningError, match=r"execute_tool\(\).*aexecute_tool\(\)"):
+        execute_tool(ping, call)
+    assert (await aexecute_tool(ping, call)).content == "pong"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Opaque:
+    def __str__(self) -> str:
+        return "opaque thing"
+
+
+@pytest.mark.parametrize(
+    ("value", "content", "data"),
+    [
+        (Point(1, 2), '{"x": 1, "y": 2}', {"x": 1, "y": 2}),
+        (Point, str(Point), Point),  # a dataclass *class* is a plain value, not data
+        (None, "", None),
+    ],
+)
+def test_what_the_model_sees_for_a_tool_result(value: Any, content: str, data: Any) -> None:
+    @tool()
+    def give() -> Any:
+        """Return the value."""
+        return value
+
+    result = execute_tool(give, ToolCall(id="c", name="give"))
+    assert (result.error, result.content, result.data) == (None, content, data)
+
+
+def test_a_plain_object_result_is_shown_as_its_text_and_kept_as_data() -> None:
+    thing = Opaque()
+
+    @tool()
+    def give() -> Any:
+        """Return an object JSON cannot hold."""
+        return thing
+
+    result = execute_tool(give, ToolCall(id="c", name="give"))
+    assert isinstance(result, ToolResult)
+    assert (result.content, result.data) == ("opaque thing", thing)
