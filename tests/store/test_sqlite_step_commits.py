@@ -118,3 +118,23 @@ def test_kill_9_after_a_step_leaves_the_step_readable(tmp_path: Path) -> None:
     record = store.get_run("r1")
     assert record is not None and record.status == "running"
     store.close()
+
+
+def test_a_run_start_is_committed_with_its_first_step(tmp_path: Path) -> None:
+    path = tmp_path / "d.db"
+    store = SQLiteRunStore(path)
+
+    async def start() -> tuple[int, int]:
+        store.begin_run("r", {"input": "x"}, runner="w")
+        store.add_event(_event("r", 0))
+        raw = sqlite3.connect(path)
+        before = raw.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        await asyncio.sleep(0)
+        after = raw.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        raw.close()
+        return before, after
+
+    assert asyncio.run(start()) == (0, 1)
+    record = store.get_run("r")
+    assert record is not None and record.runner == "w" and record.input == {"input": "x"}
+    store.close()

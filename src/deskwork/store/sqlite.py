@@ -1,11 +1,11 @@
 """SQLite run store: the embedded default (``.deskwork/deskwork.db``).
 
 No write transaction is ever held while a run waits on a model or a tool, so other
-processes sharing the file write without waiting. Events are committed in batches, one
-transaction per step: an event added from a running event loop is committed when that loop
-next gets control (when the run awaits a model, a tool or anything else that waits), together
-with the other events added meanwhile; events added outside a loop are committed before
-``add_event`` returns. Every other write commits pending events in its own transaction, and
+processes sharing the file write without waiting. Events (and the record of a starting
+run, ``begin_run``) are committed in batches, one transaction per step: one added from a
+running event loop is committed when that loop next gets control (when the run awaits a
+model, a tool or anything else that waits), together with the others added meanwhile; one
+added outside a loop is committed before the call returns. Every other write commits pending events in its own transaction, and
 every read commits them first. So a reader sees a step's events before the run waits on its
 next step, and a crash (``kill -9``) after a step loses nothing of that step. WAL mode with
 ``synchronous=NORMAL`` keeps each commit cheap (no fsync but at checkpoints).
@@ -58,7 +58,11 @@ _INSERT_EVENT = (
     "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
-_EventRow = tuple[str, str, str, str, str, str | None]
+_INSERT_RUN = (
+    "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
+    " VALUES (?, 'running', ?, ?, ?, ?, ?)"
+)
+_Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
@@ -73,7 +77,7 @@ class SQLiteRunStore(RunStore):
 
     def __init__(self, path: str | Path) -> None:
         self._db = SQLiteDatabase(path)
-        self._pending: list[_EventRow] = []  # events not committed yet, in order
+        self._pending: list[_Write] = []  # run starts and events not committed yet, in order
         self._pending_blobs: dict[str, str] = {}
         self._flush_failure: Exception | None = None  # a deferred commit that failed
         self._scheduled: set[asyncio.AbstractEventLoop] = set()  # loops due to commit
@@ -101,7 +105,7 @@ class SQLiteRunStore(RunStore):
                 with self._db.transaction(immediate=True) as conn:
                     if rows:
                         self._put_blobs(conn, blobs)
-                        conn.executemany(_INSERT_EVENT, rows)
+                        _execute_in_order(conn, rows)
                     yield conn
             except BaseException:
                 self._pending[:0] = rows  # kept, in order, for the next commit
@@ -156,20 +160,24 @@ class SQLiteRunStore(RunStore):
         return {str(row[0]): str(row[1]) for row in rows}
 
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
-        self.create_run(run_id, input_payload, runner=runner)
+        """Record a starting run: committed with its first step's events (like
+        :meth:`add_event`), so before the run first waits."""
+        self._add(*self._run_row(run_id, input_payload, runner))
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        row, blobs = self._run_row(run_id, input_payload, runner)
+        with self._write() as conn:
+            self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
+            conn.execute(*row)
+
+    def _run_row(
+        self, run_id: str, input_payload: Any, runner: str | None
+    ) -> tuple[_Write, dict[str, str]]:
         now = utc_now().isoformat()
         owner = current_owner().model_dump_json()
         blobs: dict[str, str] = {}
         stored_input = pack_json(to_jsonable(input_payload), blobs)
-        with self._write() as conn:
-            self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
-            conn.execute(
-                "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at,"
-                " runner, owner) VALUES (?, 'running', ?, ?, ?, ?, ?)",
-                (run_id, stored_input, now, now, runner, owner),
-            )
+        return (_INSERT_RUN, (run_id, stored_input, now, now, runner, owner)), blobs
 
     def update_run(
         self,
@@ -253,12 +261,16 @@ class SQLiteRunStore(RunStore):
             event.source,
             pack_json(event.payload, blobs),
         )
+        self._add((_INSERT_EVENT, row), blobs)
+
+    def _add(self, write: _Write, blobs: dict[str, str]) -> None:
+        """Commit ``write`` now outside an event loop, else when the loop next gets control."""
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
         with self._db.lock:
-            self._pending.append(row)
+            self._pending.append(write)
             self._pending_blobs.update(blobs)
             if loop is None:
                 with self._write():
@@ -351,3 +363,12 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
         runner=row[8],
         owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
     )
+
+
+def _execute_in_order(conn: sqlite3.Connection, writes: list[_Write]) -> None:
+    """Run ``writes`` in order, each run of one statement as one ``executemany``."""
+    start = 0
+    for end in range(1, len(writes) + 1):
+        if end == len(writes) or writes[end][0] != writes[start][0]:
+            conn.executemany(writes[start][0], [params for _, params in writes[start:end]])
+            start = end
