@@ -53,6 +53,12 @@ def shout(text: str) -> str:
     return text.upper()
 
 
+@tool(name="add")
+async def async_add(a: int, b: int) -> int:
+    """Add two integers (an ``async def`` tool: runs on the loop, no thread hand-off)."""
+    return a + b
+
+
 Timer = Callable[[], float]  # one sample: seconds per run
 
 
@@ -124,6 +130,13 @@ def deskwork_timers(tmp: str) -> dict[str, Timer]:
 
         timers[f"deskwork {store} sync"] = _sync_timer(once)
         timers[f"deskwork {store} async"] = _async_timer(aonce)
+    desk = _desk("memory", f"{tmp}/hop")
+    on_loop = Worker(name="bench", tools=[async_add, shout])
+
+    def hopless() -> None:
+        assert desk.run(on_loop, Job(input="add 2 and 3")).status == "completed"
+
+    timers["deskwork memory sync, async tool"] = _sync_timer(hopless)
     return timers
 
 
@@ -290,6 +303,20 @@ def main() -> None:
         )  # fmt: skip
         rows.append((f"SQLite over in-memory, per model turn, {mode}",
                      _fmt(extra, 1e6, "µs"), "≤ 150 µs"))  # fmt: skip
+    hop = [
+        a - b
+        for a, b in zip(
+            s["deskwork memory sync"], s["deskwork memory sync, async tool"], strict=True
+        )
+    ]
+    rows.append(
+        (
+            "deskwork per run, memory, sync, `async def` tool (no thread hand-off)",
+            _fmt(s["deskwork memory sync, async tool"], 1e6, "µs"),
+            "—",
+        )
+    )
+    rows.append(("cost of the sync tool's thread hand-off, per run", _fmt(hop, 1e6, "µs"), "—"))
     if "langgraph sync" in s:
         lg = _fmt(s["langgraph sync"], 1e6, "µs")
         rows.append(("LangGraph ReAct agent per run, sync", lg, "—"))
