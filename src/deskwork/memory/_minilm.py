@@ -37,19 +37,30 @@ _ERF_A = tuple(np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -
 _ERF_A5 = np.float32(1.061405429)
 
 
-def _erf(x: Array) -> Array:
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = np.float32(1.0) / (np.float32(1.0) + _ERF_P * a)
-    poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A5))))
-    result: Array = sign * (np.float32(1.0) - poly * np.exp(-a * a))
-    return result
-
-
 def _gelu(x: Array) -> Array:
-    """BERT's exact GELU, ``x * Phi(x)``."""
-    result: Array = np.float32(0.5) * x * (np.float32(1.0) + _erf(x / np.float32(math.sqrt(2.0))))
-    return result
+    """BERT's exact GELU, ``x * Phi(x)``, overwriting ``x`` (a fresh temporary) to save memory.
+
+    ``erf`` is Abramowitz and Stegun 7.1.26, computed in place on three float32 arrays.
+    """
+    z = x * np.float32(1.0 / math.sqrt(2.0))
+    a = np.abs(z)
+    t = a * _ERF_P
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)
+    poly = t * _ERF_A5
+    for coefficient in reversed(_ERF_A):
+        poly += coefficient
+        poly *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a  # 1 - erf(|z|)
+    np.subtract(np.float32(1.0), poly, out=poly)
+    np.copysign(poly, z, out=poly)  # erf(z)
+    poly += np.float32(1.0)
+    x *= poly
+    x *= np.float32(0.5)
+    return x
 
 
 def _layer_norm(x: Array, weight: Array, bias: Array, eps: float) -> Array:
