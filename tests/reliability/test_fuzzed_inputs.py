@@ -152,3 +152,14 @@ def test_a_structured_run_on_any_model_output_completes_or_fails_cleanly(
         )
     else:
         assert report.status == "failed" and report.errors
+
+
+@pytest.mark.parametrize(
+    "text", ['{"ok": true, "score": 3}', '```json\n{"ok": true, "score": 3}\n```']
+)
+def test_the_generated_valid_outputs_do_complete(storage: Path, text: str) -> None:
+    """The completed branch above is reached: valid (and fenced) output gives the data."""
+    desk = Desk(model="scripted", adapter=ScriptedAdapter(default=reply(text)),
+                run_store=InMemoryRunStore(), storage_dir=storage)  # fmt: skip
+    report = desk.run(Worker(name="judge"), Job(input="judge", response_schema=Verdict))
+    assert (report.status, report.data) == ("completed", Verdict(ok=True, score=3))
