@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BASE_STAMP := $(VENV)/.installed-base
 
 .PHONY: demo test lint typecheck unit bench clean
 
@@ -12,7 +13,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs deskwork alone: no dev tools, no PyTorch, no LangGraph.
+$(BASE_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(BASE_STAMP)
+
+demo: $(BASE_STAMP)
 	$(BIN)/deskwork demo
 
 lint: $(STAMP)
