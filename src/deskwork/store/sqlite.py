@@ -5,10 +5,11 @@ processes sharing the file write without waiting. Events (and the record of a st
 run, ``begin_run``) are committed in batches, one transaction per step: one added from a
 running event loop is committed when that loop next gets control (when the run awaits a
 model, a tool or anything else that waits), together with the others added meanwhile; one
-added outside a loop is committed before the call returns. Every other write commits pending events in its own transaction, and
-every read commits them first. So a reader sees a step's events before the run waits on its
-next step, and a crash (``kill -9``) after a step loses nothing of that step. WAL mode with
-``synchronous=NORMAL`` keeps each commit cheap (no fsync but at checkpoints).
+added outside a loop is committed before the call returns. Every other write commits the
+pending ones in its own transaction, and every read commits them first. So a reader sees
+a step's events before the run waits on its next step, and a crash (``kill -9``) after a
+step loses nothing of that step. WAL mode with ``synchronous=NORMAL`` keeps each commit cheap
+(no fsync but at checkpoints).
 """
 
 from __future__ import annotations
