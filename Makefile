@@ -36,7 +36,10 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python bench/core.py
+	$(BIN)/python bench/core.py 15
+	$(BIN)/python bench/core.py 15 --cpu
+	$(BIN)/python bench/graph.py
+	$(BIN)/python bench/serve.py
 	$(BIN)/python bench/parallel.py
 	$(BIN)/python bench/realtime.py
 
