@@ -270,3 +270,14 @@ def test_reset_clears_one_scope(memory_store: MemoryStore) -> None:
     memory_store.write("b", 2, "s2")
     memory_store.reset("s1")
     assert memory_store.read("a", "s1") is None and memory_store.read("b", "s2") == 2
+
+
+def test_reserve_run_records_a_new_id_once(run_store: RunStore) -> None:
+    assert run_store.reserve_run("key-1", {"input": "first"}, runner="w") is True
+    assert run_store.reserve_run("key-1", {"input": "second"}, runner="w") is False
+    record = run_store.get_run("key-1")
+    assert record is not None and record.status == "running"
+    assert record.input == {"input": "first"}  # the loser changed nothing
+    run_store.update_run("key-1", "completed", "done", None, None)
+    assert run_store.reserve_run("key-1", {"input": "third"}) is False
+    assert run_store.get_run("key-1").status == "completed"  # type: ignore[union-attr]

@@ -283,13 +283,18 @@ class Desk:
         """
         job = job if isinstance(job, Job) else Job(input=job)
         runner = _as_runner(runner)
+        chosen = run_id is not None
         run_id = self._claim_run_id(run_id)
         try:
             if self.durable and not _durable().in_run():  # a run started in a run: inline
-                durable: Report = await _durable().arun(
+                durable: Report = await _durable().arun(  # DBOS: workflow id = run id, once
                     self, runner, job, run_id, stream, limits, on_event
                 )
                 return durable
+            if chosen and not self.run_store.reserve_run(
+                run_id, redact(job.to_state()), runner=runner.name
+            ):  # another process took the id between the check and now
+                raise ConfigurationError(_run_id_taken(run_id, "running"))
             return await self._start(runner, job, run_id, stream, on_event, limits)
         finally:
             self._starting.discard(run_id)
@@ -326,10 +331,7 @@ class Desk:
             raise ConfigurationError(f"run {run_id!r} is already running on this desk")
         record = self.run_store.get_run(run_id)
         if record is not None:
-            raise ConfigurationError(
-                f"run {run_id!r} already exists (status {record.status}); a run id can be"
-                " used once: resume a paused run with desk.resume, or choose a new id"
-            )
+            raise ConfigurationError(_run_id_taken(run_id, record.status))
         self._starting.add(run_id)
         return run_id
 
@@ -696,6 +698,13 @@ def _remember(cache: OrderedDict[str, Any], key: str, value: Any) -> None:
     cache.move_to_end(key)
     while len(cache) > LIVE_CACHE_LIMIT:
         cache.popitem(last=False)
+
+
+def _run_id_taken(run_id: str, status: str) -> str:
+    return (
+        f"run {run_id!r} already exists (status {status}); a run id can be used once:"
+        " resume a paused run with desk.resume, or choose a new id"
+    )
 
 
 def _failed(run_id: str, errors: list[str]) -> Report:

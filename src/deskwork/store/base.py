@@ -33,6 +33,18 @@ class RunStore(ABC):
         """
         self.create_run(run_id, input_payload)
 
+    def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
+        """Record a new run only if no run has ``run_id`` yet; ``False`` if one has.
+
+        The desk calls this for a run id the caller chose (an idempotency key), so two
+        processes starting the same id cannot both run it. The built-in stores decide it in
+        one atomic write; this default (for custom stores) checks, then records.
+        """
+        if self.get_run(run_id) is not None:
+            return False
+        self.begin_run(run_id, input_payload, runner=runner)
+        return True
+
     @abstractmethod
     def update_run(
         self,

@@ -46,10 +46,17 @@ class InMemoryRunStore(RunStore):
         self._runs: dict[str, RunRecord] = {}
         self._events: dict[str, list[str]] = {}
         self._checkpoints: dict[str, dict[str, bytes]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: reserve_run calls create_run
 
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         self.create_run(run_id, input_payload, runner=runner)
+
+    def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
+        with self._lock:  # re-entrant: create_run takes it again
+            if run_id in self._runs:
+                return False
+            self.create_run(run_id, input_payload, runner=runner)
+            return True
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         check_sizes(input_payload)  # the same limit as the stores that persist

@@ -254,6 +254,21 @@ class PostgresRunStore(_PostgresStore, RunStore):
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         self.create_run(run_id, input_payload, runner=runner)
 
+    def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
+        now = utc_now()
+        owner = current_owner().model_dump_json()
+        blobs: dict[str, str] = {}
+        stored_input = pack_json(to_jsonable(input_payload), blobs)
+        with self._db.connection() as conn:
+            self._put_blobs(conn, blobs)
+            cursor = conn.execute(
+                "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at,"
+                " runner, owner) VALUES (%s, 'running', %s, %s, %s, %s, %s)"
+                " ON CONFLICT (run_id) DO NOTHING",
+                (run_id, stored_input, now, now, runner, owner),
+            )
+            return cursor.rowcount == 1
+
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         now = utc_now()
         owner = current_owner().model_dump_json()

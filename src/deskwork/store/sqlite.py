@@ -165,6 +165,13 @@ class SQLiteRunStore(RunStore):
         :meth:`add_event`), so before the run first waits."""
         self._add(*self._run_row(run_id, input_payload, runner))
 
+    def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
+        (_, params), blobs = self._run_row(run_id, input_payload, runner)
+        with self._write() as conn:  # one IMMEDIATE transaction: check and insert together
+            self._put_blobs(conn, blobs)
+            cursor = conn.execute(_INSERT_RUN.replace("OR REPLACE", "OR IGNORE", 1), params)
+            return cursor.rowcount == 1
+
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         row, blobs = self._run_row(run_id, input_payload, runner)
         with self._write() as conn:
