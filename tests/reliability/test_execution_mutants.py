@@ -4,6 +4,7 @@ model sees for dataclass and plain-object tool results."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 from typing import Any
@@ -113,3 +114,54 @@ def test_a_plain_object_result_is_shown_as_its_text_and_kept_as_data() -> None:
     result = execute_tool(give, ToolCall(id="c", name="give"))
     assert isinstance(result, ToolResult)
     assert (result.content, result.data) == ("opaque thing", thing)
+
+
+@tool(timeout=0.1)
+async def stall() -> str:
+    """Await for a long time."""
+    await asyncio.sleep(30)
+    return "never"
+
+
+@pytest.mark.parametrize("with_cancel_event", [False, True])
+async def test_a_timeout_is_reported_as_one(with_cancel_event: bool) -> None:
+    event = asyncio.Event() if with_cancel_event else None
+    call = ToolCall(id="c", name="stall")
+    result = await asyncio.wait_for(aexecute_tool(stall, call, cancel_event=event), 5)
+    assert (result.error, result.timed_out) == ("tool 'stall' timed out after 0.1s", True)
+    assert result.exception_type == "TimeoutError"
+
+
+async def test_a_cancelled_tool_says_so() -> None:
+    @tool()
+    async def wait_long() -> str:
+        """Await for a long time."""
+        await asyncio.sleep(30)
+        return "never"
+
+    event = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.05, event.set)
+    call = ToolCall(id="c", name="wait_long")
+    result = await asyncio.wait_for(aexecute_tool(wait_long, call, cancel_event=event), 5)
+    assert (result.error, result.cancelled) == ("tool execution cancelled", True)
+    assert result.exception_type == "CancelledError"
+
+
+async def test_retries_back_off_exponentially(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def record(delay: float, *args: Any) -> None:
+        waits.append(delay)
+        await real_sleep(0)
+
+    @tool(retries=3, retry_delay=0.01)
+    async def flaky() -> str:
+        """Always fail."""
+        raise ConnectionError("down")
+
+    monkeypatch.setattr(asyncio, "sleep", record)
+    result = await aexecute_tool(flaky, ToolCall(id="c", name="flaky"))
+    monkeypatch.undo()
+    assert result.error == "ConnectionError: down"
+    assert waits == [0.01, 0.02, 0.04]

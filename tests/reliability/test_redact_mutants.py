@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from deskwork.core.redact import REDACTED, redact, redact_text
+from deskwork.core.redact import REDACTED, may_hold_secrets, redact, redact_text
 
 pytestmark = pytest.mark.reliability
 
@@ -29,3 +29,24 @@ def test_a_space_before_the_colon_does_not_hide_a_secret() -> None:
 def test_an_anthropic_style_key_inside_text_is_redacted() -> None:
     out = redact({"note": "key sk-ant-api03-abcdefgh1234 in a log line"})
     assert out == {"note": f"key {REDACTED} in a log line"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("at postgresql://app:s3cr3t@db/runs", f"at postgresql://app:{REDACTED}@db/runs"),
+        ("redis://:hunter2@cache", f"redis://:{REDACTED}@cache"),
+    ],
+)  # fmt: skip
+def test_the_password_of_a_url_is_redacted_and_the_rest_kept(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", ["see https://example.com/docs", "mail ops@example.com"])
+def test_a_url_or_an_address_alone_holds_no_secret(text: str) -> None:
+    assert may_hold_secrets(text) is False
+    assert redact_text(text) == text
+
+
+def test_a_url_with_user_info_may_hold_a_secret() -> None:
+    assert may_hold_secrets("postgresql://app:pw@db/x") is True
