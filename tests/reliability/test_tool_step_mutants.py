@@ -4,6 +4,7 @@ a resume answers the pending call while the turn's finished calls keep their res
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from deskwork import Desk, ToolResult, Worker
 from deskwork.core.report import Report
-from deskwork.store import InMemoryRunStore
+from deskwork.store import InMemoryRunStore, SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, Turn, call_tools, reply
 from deskwork.tools import Tool, tool
 
@@ -170,3 +171,61 @@ def test_resuming_with_a_worker_that_lacks_the_pending_tool_fails_clearly(tmp_pa
     assert done.status == "failed"
     assert "pending tool 'wire' is not available to worker 'w'" in " ".join(done.errors)
     assert ran == []
+
+
+def test_max_tool_calls_counts_every_turn_and_allows_exactly_the_limit(tmp_path: Path) -> None:
+    both = call_tools(("lookup", {"key": "a"}), ("lookup", {"key": "b"}))
+    desk, _ = _desk([both, reply("ok")], tmp_path)
+    desk.max_tool_calls = 2
+    assert desk.run(Worker(name="w", tools=[lookup]), "go").status == "completed"
+    one = call_tools(("lookup", {"key": "c"}))
+    desk, _ = _desk([one, one, one, reply("ok")], tmp_path)
+    desk.max_tool_calls = 2
+    report = desk.run(Worker(name="w", tools=[lookup]), "go")
+    assert report.status == "failed"
+    assert "max_tool_calls exceeded (2)" in " ".join(report.errors)
+
+
+@pytest.mark.parametrize(("size", "truncated"), [(200, False), (201, True)])
+def test_a_long_result_is_previewed_and_marked_truncated(
+    tmp_path: Path, size: int, truncated: bool
+) -> None:
+    @tool()
+    def big() -> str:
+        """Return a long text."""
+        return "x" * size
+
+    report, _ = _run([big], [call_tools(("big", {})), reply("ok")], tmp_path)
+    done = next(e for e in report.events if e.type == "tool.completed")
+    assert done.payload["result_truncated"] is truncated
+    assert done.payload["result_preview"] == "x" * 200
+
+
+def test_the_turn_is_on_disk_before_a_tool_runs(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    seen: list[str] = []
+
+    @tool()
+    def peek() -> str:
+        """Read what the store holds right now, as another process would."""
+        conn = sqlite3.connect(db)
+        seen.extend(row[0] for row in conn.execute("SELECT type FROM events ORDER BY seq"))
+        conn.close()
+        return "peeked"
+
+    desk = Desk(model="scripted", adapter=ScriptedAdapter([call_tools(("peek", {})), reply("ok")]),
+                run_store=SQLiteRunStore(db), storage_dir=tmp_path / ".deskwork")  # fmt: skip
+    assert desk.run(Worker(name="w", tools=[peek]), "go").status == "completed"
+    desk.run_store.close()
+    assert {"run.started", "llm.completed", "tool.started"} <= set(seen)
+
+
+def test_a_cancelled_failure_event_says_cancelled(tmp_path: Path) -> None:
+    @tool()
+    def stop() -> ToolResult:
+        """Report a cancelled call."""
+        return ToolResult(error="stopped", cancelled=True)
+
+    report, _ = _run([stop], [call_tools(("stop", {})), reply("ok")], tmp_path)
+    failed = next(e for e in report.events if e.type == "tool.failed")
+    assert (failed.payload["cancelled"], failed.payload["timed_out"]) == (True, False)
