@@ -202,21 +202,32 @@ def test_a_long_result_is_previewed_and_marked_truncated(
 
 
 def test_the_turn_is_on_disk_before_a_tool_runs(tmp_path: Path) -> None:
+    """The store is flushed before every tool call (a tool may have effects a crash cannot
+    undo), whether or not the store also flushes on its own."""
     db = tmp_path / "runs.db"
     seen: list[str] = []
+
+    class CountingStore(SQLiteRunStore):
+        flushes = 0
+
+        def flush(self) -> None:
+            CountingStore.flushes += 1
+            super().flush()
 
     @tool()
     def peek() -> str:
         """Read what the store holds right now, as another process would."""
+        seen.append(f"flushes={CountingStore.flushes}")
         conn = sqlite3.connect(db)
         seen.extend(row[0] for row in conn.execute("SELECT type FROM events ORDER BY seq"))
         conn.close()
         return "peeked"
 
     desk = Desk(model="scripted", adapter=ScriptedAdapter([call_tools(("peek", {})), reply("ok")]),
-                run_store=SQLiteRunStore(db), storage_dir=tmp_path / ".deskwork")  # fmt: skip
+                run_store=CountingStore(db), storage_dir=tmp_path / ".deskwork")  # fmt: skip
     assert desk.run(Worker(name="w", tools=[peek]), "go").status == "completed"
     desk.run_store.close()
+    assert seen[0] != "flushes=0"
     assert {"run.started", "llm.completed", "tool.started"} <= set(seen)
 
 
