@@ -594,3 +594,18 @@ def test_litellm_timeout(litellm: ModuleType, server: OpenAICompatServer) -> Non
     with pytest.raises(litellm.Timeout):
         litellm.completion(**llm_kwargs(server), timeout=0.2)
     assert time.perf_counter() - started < 0.9
+
+
+def test_a_response_after_which_the_server_drops_the_connection_says_so(
+    server: OpenAICompatServer, client: httpx.Client
+) -> None:
+    def explode(request: RecordedRequest) -> ServerReply:
+        raise ValueError("handler bug")
+
+    server.set_handler(explode)
+    response = chat(client)
+    server.set_handler(None)
+    assert response.status_code == 500
+    assert response.headers["connection"] == "close"  # clients must not reuse it
+    for _ in range(20):  # each next request gets a fresh connection and an answer
+        assert chat(client).status_code == 200
