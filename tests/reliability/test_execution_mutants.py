@@ -165,3 +165,38 @@ async def test_retries_back_off_exponentially(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.undo()
     assert result.error == "ConnectionError: down"
     assert waits == [0.01, 0.02, 0.04]
+
+
+def test_a_post_hook_sees_the_call_and_its_failure_keeps_the_exception() -> None:
+    seen: list[str] = []
+    boom = RuntimeError("audit down")
+
+    def audit(call: ToolCall, result: ToolResult) -> None:
+        seen.append(f"{call.id}:{result.content}")
+        raise boom
+
+    @tool(post=(audit,))
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    result = execute_tool(ping, ToolCall(id="c7", name="ping"))
+    assert seen == ["c7:pong"]
+    assert result.original_exception is boom and result.exception_type == "RuntimeError"
+
+
+def test_invalid_arguments_name_every_bad_field_and_the_tool() -> None:
+    @tool()
+    def place(items: list[int], count: int) -> str:
+        """Place items."""
+        return "placed"
+
+    call = ToolCall(id="c", name="place", arguments={"items": [1, "x"], "count": "many"})
+    result = execute_tool(place, call)
+    assert result.error is not None
+    assert result.error.startswith("invalid arguments for tool 'place': items.1: ")
+    assert "; count: " in result.error
+    assert getattr(result.original_exception, "tool_name", None) == "place"
+    malformed = ToolCall(id="d", name="place", error="malformed tool arguments: x")
+    bad_json = execute_tool(place, malformed)
+    assert getattr(bad_json.original_exception, "tool_name", None) == "place"
