@@ -6,42 +6,15 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
-from deskwork import Desk, Event, Job, Message, PendingAction, RunState, ToolCall, Worker
+from storekit import paused_state
+
+from deskwork import Desk, Event, Job, Worker
 from deskwork.memory import SQLiteMemoryStore
 from deskwork.store import SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
-from deskwork.tools import ToolResult, tool
+from deskwork.tools import tool
 from deskwork.utils import new_id, utc_now
-
-
-def _state(run_id: str, status: Any = "paused") -> RunState:
-    call = ToolCall(
-        id="c1",
-        name="delete",
-        arguments={"path": "x"},
-        result=ToolResult(content="done", data={"n": 1}),
-    )
-    return RunState(
-        run_id=run_id,
-        status=status,
-        runner_type="worker",
-        runner_name="w",
-        job={"input": "hi", "metadata": {"k": 1}},
-        messages=[Message(role="user", content="hi"), Message(role="assistant", tool_calls=[call])],
-        tool_calls=[call],
-        pending_action=PendingAction(
-            action_id="a",
-            type="confirmation",
-            tool_call=call,
-            prompt="ok?",
-            options=["approve", "decline"],
-        ),
-        metrics={"llm_calls": 1, "latency_ms": 1.5},
-        iteration=2,
-        payload={"nested": {"x": [1]}},
-    )
 
 
 def _event(run_id: str, n: int) -> Event:
@@ -59,7 +32,7 @@ def test_sqlite_claim_paused_is_atomic_across_connections(tmp_path: Path) -> Non
     path = tmp_path / "shared.db"
     first, second = SQLiteRunStore(path), SQLiteRunStore(path)
     first.create_run("r", None)
-    first.update_run("r", "paused", None, None, _state("r"))
+    first.update_run("r", "paused", None, None, paused_state("r"))
     assert second.claim_paused("r") is True
     assert first.claim_paused("r") is False
     first.close()
@@ -72,11 +45,15 @@ def test_sqlite_data_survives_reopening(tmp_path: Path) -> None:
     store.create_run("r", {"input": "x"})
     for n in range(5):
         store.add_event(_event("r", n))
-    store.update_run("r", "paused", "out", {"k": "v"}, _state("r"))
+    store.update_run("r", "paused", "out", {"k": "v"}, paused_state("r"))
     store.close()
     reopened = SQLiteRunStore(path)
     record = reopened.get_run("r")
-    assert record is not None and record.state == _state("r") and record.output_json == {"k": "v"}
+    assert (
+        record is not None
+        and record.state == paused_state("r")
+        and record.output_json == {"k": "v"}
+    )
     assert [e.type for e in reopened.get_events("r")] == [f"custom.{n}" for n in range(5)]
     assert reopened.path == path
     reopened.close()

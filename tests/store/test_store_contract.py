@@ -13,42 +13,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from storekit import paused_state
 
-from deskwork import Event, Message, PendingAction, RunState, ToolCall
+from deskwork import Event, Message, ToolCall
 from deskwork.memory import MemoryStore
 from deskwork.store import RunStore, SessionStore
-from deskwork.tools import ToolResult
 from deskwork.utils import new_id, utc_now
 
 # --------------------------------------------------------------------------- run stores
-
-
-def _state(run_id: str, status: Any = "paused") -> RunState:
-    call = ToolCall(
-        id="c1",
-        name="delete",
-        arguments={"path": "x"},
-        result=ToolResult(content="done", data={"n": 1}),
-    )
-    return RunState(
-        run_id=run_id,
-        status=status,
-        runner_type="worker",
-        runner_name="w",
-        job={"input": "hi", "metadata": {"k": 1}},
-        messages=[Message(role="user", content="hi"), Message(role="assistant", tool_calls=[call])],
-        tool_calls=[call],
-        pending_action=PendingAction(
-            action_id="a",
-            type="confirmation",
-            tool_call=call,
-            prompt="ok?",
-            options=["approve", "decline"],
-        ),
-        metrics={"llm_calls": 1, "latency_ms": 1.5},
-        iteration=2,
-        payload={"nested": {"x": [1]}},
-    )
 
 
 def _event(run_id: str, n: int) -> Event:
@@ -68,7 +40,7 @@ def test_run_round_trip(run_store: RunStore) -> None:
     assert record is not None and record.status == "running" and record.state is None
     assert record.input == {"input": "hi", "list": [1, 2]}
     assert record.created_at.tzinfo is not None
-    state = _state("r1")
+    state = paused_state("r1")
     run_store.update_run("r1", "paused", "partial", {"data": [1, "two"]}, state)
     record = run_store.get_run("r1")
     assert record is not None
@@ -89,7 +61,7 @@ def test_run_records_its_runner_and_owner_process(run_store: RunStore) -> None:
     record = run_store.get_run("r")
     assert record is not None and record.runner == "analyst"
     assert record.owner is not None and record.owner.pid == os.getpid()
-    run_store.update_run("r", "paused", None, None, _state("r"))
+    run_store.update_run("r", "paused", None, None, paused_state("r"))
     assert run_store.claim_paused("r")
     claimed = run_store.get_run("r")
     assert claimed is not None and claimed.owner == record.owner and claimed.runner == "analyst"
@@ -134,7 +106,7 @@ def test_list_runs_filters_by_status_runner_and_time(run_store: RunStore) -> Non
 def test_claim_paused_only_once(run_store: RunStore) -> None:
     run_store.create_run("r", None)
     assert not run_store.claim_paused("r")  # running, not paused
-    run_store.update_run("r", "paused", None, None, _state("r"))
+    run_store.update_run("r", "paused", None, None, paused_state("r"))
     assert run_store.claim_paused("r")
     assert not run_store.claim_paused("r")
     record = run_store.get_run("r")
@@ -144,7 +116,7 @@ def test_claim_paused_only_once(run_store: RunStore) -> None:
 
 def test_claim_paused_is_atomic_across_threads(run_store: RunStore) -> None:
     run_store.create_run("r", None)
-    run_store.update_run("r", "paused", None, None, _state("r"))
+    run_store.update_run("r", "paused", None, None, paused_state("r"))
     wins: list[bool] = []
     barrier = threading.Barrier(8)
 
