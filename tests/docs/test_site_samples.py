@@ -7,7 +7,8 @@ themselves; provider API keys are removed so a sample that reaches for a real mo
 
 A ``print(...)  # text`` line documents what it prints: when a block has such comments, its
 output must be exactly those lines. A block preceded by ``<!-- skip-test -->`` needs a real
-provider or server; it is only compiled.
+provider or server; it is only compiled. A durable sample (``durable=True``) runs in its own
+interpreter.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +82,34 @@ def test_sample_runs(
     monkeypatch.chdir(tmp_path)
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DESKWORK_DATABASE_URL"):
         monkeypatch.delenv(key, raising=False)
-    namespace: dict[str, Any] = {"__name__": "__main__"}
-    with structlog.testing.capture_logs():
-        if compiled.co_flags & inspect.CO_COROUTINE:
-            asyncio.run(eval(compiled, namespace))
-        else:
-            exec(compiled, namespace)
     expected = _expected_prints(code)
+    if "durable=True" in code:
+        output = _run_in_a_process(code, tmp_path)
+    else:
+        namespace: dict[str, Any] = {"__name__": "__main__"}
+        with structlog.testing.capture_logs():
+            if compiled.co_flags & inspect.CO_COROUTINE:
+                asyncio.run(eval(compiled, namespace))
+            else:
+                exec(compiled, namespace)
+        output = capsys.readouterr().out
     if expected:
-        assert capsys.readouterr().out.splitlines() == expected
+        assert output.splitlines() == expected
+
+
+def _run_in_a_process(code: str, cwd: Path) -> str:
+    """Run a durable sample in its own interpreter: DBOS keeps process-wide state (its
+    launched instance, logging handlers bound to the streams of the moment) that would leak
+    into the tests that follow."""
+    pytest.importorskip("dbos", reason="durable runs need the dbos extra")
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result.stdout
