@@ -113,3 +113,17 @@ def _run_in_a_process(code: str, cwd: Path) -> str:
     )
     assert result.returncode == 0, result.stderr[-4000:]
     return result.stdout
+
+
+def test_included_pages_python_blocks_compile() -> None:
+    """The docs/*.md sections the site includes are reference prose: they name real
+    providers and servers, so their blocks are only compiled, not run."""
+    included = set()
+    for page in SITE.rglob("*.md"):
+        included |= set(re.findall(r'^--8<-- "([^":]+)', page.read_text(encoding="utf-8"), re.M))
+    assert included
+    for name in sorted(included):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for index, match in enumerate(BLOCK.finditer(text)):
+            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+            compile(match.group(1), f"{name}:block{index}", "exec", flags=flags)
