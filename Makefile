@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 
-.PHONY: demo test lint typecheck unit bench mutation clean
+.PHONY: demo test lint typecheck unit bench mutation docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,10 +43,14 @@ bench: $(STAMP)
 	$(BIN)/python bench/parallel.py
 	$(BIN)/python bench/realtime.py
 
+# The documentation site, built into site/ (no broken links or references allowed).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 # Mutation testing (slow, ~15 min; not part of make test). Scores: docs/reliability.md.
 mutation: $(STAMP)
 	$(BIN)/mutmut run --max-children 2
 	$(BIN)/mutmut results
 
 clean:
-	rm -rf $(VENV) .deskwork .pytest_cache .mypy_cache .ruff_cache mutants
+	rm -rf $(VENV) .deskwork .pytest_cache .mypy_cache .ruff_cache mutants site

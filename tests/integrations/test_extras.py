@@ -88,10 +88,11 @@ def test_pyproject_declares_the_extras() -> None:
     assert any(req.startswith("psycopg") for req in extras["postgres"])
     # `all` names every user-facing extra (dev is the contributors' toolchain)
     (all_spec,) = extras["all"]
-    # (not embeddings-torch: `all` stays free of PyTorch)
+    # (not embeddings-torch: `all` stays free of PyTorch; not docs: a contributors' tool)
     assert set(all_spec.removeprefix("deskwork[").rstrip("]").split(",")) == set(extras) - {
         "all",
         "dev",
+        "docs",
         "embeddings-torch",
     }
     assert all_spec in extras["dev"]
