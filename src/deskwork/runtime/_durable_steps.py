@@ -10,6 +10,8 @@ instead of handing one call's recorded result to another.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import pickle
@@ -62,12 +64,58 @@ async def _replay_stream(chunks: list[StreamChunk]) -> AsyncIterator[StreamChunk
         yield chunk
 
 
-async def _collect(result: Any) -> ModelResponse | _Chunks:
+async def _collect(
+    result: Any, live: asyncio.Queue[StreamChunk] | None = None
+) -> ModelResponse | _Chunks:
+    """``result`` as its step records it; each streamed chunk also goes to ``live`` as it
+    arrives (the caller reads them while the step runs)."""
     if isinstance(result, ModelResponse):
         return _storable_response(result)
+    chunks: list[StreamChunk] = []
+    async for chunk in _as_async(result):
+        chunks.append(chunk)
+        if live is not None:
+            live.put_nowait(chunk)
+    return _Chunks(chunks)
+
+
+async def _as_async(result: Any) -> AsyncIterator[StreamChunk]:
     if hasattr(result, "__aiter__"):
-        return _Chunks([chunk async for chunk in result])
-    return _Chunks(list(result))
+        async for chunk in result:
+            yield chunk
+    else:
+        for chunk in result:
+            yield chunk
+
+
+async def _next_live(
+    live: asyncio.Queue[StreamChunk], step: asyncio.Future[Any]
+) -> StreamChunk | None:
+    """The next chunk the running step streamed, or ``None`` once the step has ended and
+    every chunk it streamed was read."""
+    while live.empty() and not step.done():
+        getter = asyncio.ensure_future(live.get())
+        await asyncio.wait({getter, step}, return_when=asyncio.FIRST_COMPLETED)
+        if getter.done():
+            return getter.result()
+        getter.cancel()
+    return None if live.empty() else live.get_nowait()
+
+
+async def _forward(
+    first: StreamChunk, live: asyncio.Queue[StreamChunk], step: asyncio.Future[Any]
+) -> AsyncIterator[StreamChunk]:
+    """The chunks of a running step as they arrive; raises the step's error at the end."""
+    try:
+        yield first
+        while (chunk := await _next_live(live, step)) is not None:
+            yield chunk
+        await step
+    finally:
+        if not step.done():  # the reader gave up (a cancelled run): the step stops too
+            step.cancel()
+            with contextlib.suppress(BaseException):
+                await step
 
 
 def _picklable(value: Any) -> bool:
@@ -127,8 +175,9 @@ class DurableAdapter(BaseModelAdapter):
     """The desk's adapter, with each call a DBOS step inside a durable run.
 
     Outside a durable workflow (or inside a step, such as a tool's child run) calls go straight
-    to the wrapped adapter. A streamed answer is read to its end inside the step and replayed
-    to the runner as a stream.
+    to the wrapped adapter. A streamed answer reaches the runner chunk by chunk while its step
+    runs, and the step records the whole stream; a replay hands the recorded chunks back
+    without calling the model.
     """
 
     def __init__(self, inner: BaseModelAdapter) -> None:
@@ -142,17 +191,24 @@ class DurableAdapter(BaseModelAdapter):
     async def acomplete(self, **params: Any) -> Any:
         if not in_workflow():
             return await _maybe_await(self.inner.acomplete(**params))
+        live: asyncio.Queue[StreamChunk] | None = asyncio.Queue() if params.get("stream") else None
 
         async def step() -> ModelResponse | _Chunks:
             try:
-                return await _collect(await _maybe_await(self.inner.acomplete(**params)))
+                return await _collect(await _maybe_await(self.inner.acomplete(**params)), live)
             except Exception as exc:
                 raise _storable_error(exc) from None
 
-        result = await DBOS.run_step_async({"name": _model_step_name(params)}, step)
-        if isinstance(result, _Chunks):
-            return _replay_stream(result.chunks)
-        return result
+        options: Any = {"name": _model_step_name(params)}
+        if live is None:
+            return _answer(await DBOS.run_step_async(options, step))
+        # a stream: the step runs beside the caller, who reads its chunks as they come
+        reservation = DBOS.reserve_step()  # the step's id is drawn here, in call order
+        running = asyncio.ensure_future(reservation.run_async(options, step))
+        first = await _next_live(live, running)
+        if first is None:  # ended before streaming (a replay returns its recorded chunks)
+            return _answer(running.result())
+        return _forward(first, live, running)
 
     async def astructured_complete(self, **params: Any) -> ModelResponse:
         from deskwork.adapters._seam import _structured_once
@@ -170,6 +226,12 @@ class DurableAdapter(BaseModelAdapter):
         if not in_workflow():
             return await call()
         return await DBOS.run_step_async({"name": _model_step_name(params)}, step)
+
+
+def _answer(result: ModelResponse | _Chunks) -> ModelResponse | AsyncIterator[StreamChunk]:
+    if isinstance(result, _Chunks):
+        return _replay_stream(result.chunks)
+    return result
 
 
 async def _maybe_await(value: Any) -> Any:
