@@ -44,6 +44,7 @@ from deskwork.adapters.base import (
 )
 from deskwork.core.redact import redact_text
 from deskwork.core.tool_call import ToolCall
+from deskwork.graph._durable import step_adapter
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph._messages import to_provider
 from deskwork.runtime._budget import estimate_call_cost
@@ -147,7 +148,9 @@ class DeskworkChatModel(BaseChatModel):
 
     def _target(self) -> tuple[BaseModelAdapter, str]:
         run = _RUN.get()
-        adapter = self.adapter or (run.adapter if run is not None else None)
+        # an adapter of its own is a step too on a durable desk (the desk's already is)
+        own = step_adapter(self.adapter, run) if self.adapter is not None else None
+        adapter = own or (run.adapter if run is not None else None)
         if adapter is None:
             from deskwork.adapters.litellm import LiteLLMAdapter
 

@@ -29,6 +29,7 @@ from deskwork.core.redact import redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.core.tool_call import ToolCall
+from deskwork.graph._durable import durable_graph
 from deskwork.graph._events import GraphEmitter, graph_emitter
 from deskwork.graph._messages import from_message, text_of, to_message
 from deskwork.graph.checkpoint import RunStoreSaver
@@ -137,7 +138,11 @@ class GraphRunner:
         graph = self._graph(config)
         progress = _Progress(metrics=dict(metrics))
         try:
-            with graph_emitter(_metered(config.emit, progress)), desk_model(config):
+            with (
+                graph_emitter(_metered(config.emit, progress)),
+                desk_model(config),
+                durable_graph(config),
+            ):
                 async for mode, chunk in graph.astream(
                     graph_input,
                     self._run_config(config),

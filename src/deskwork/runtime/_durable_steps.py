@@ -33,7 +33,15 @@ if TYPE_CHECKING:
     from deskwork.runtime.config import EventEmitter
     from deskwork.tools.base import Tool
 
-__all__ = ["DurableAdapter", "Replay", "StepFailedError", "in_run", "in_workflow", "tool_step"]
+__all__ = [
+    "DurableAdapter",
+    "Replay",
+    "StepFailedError",
+    "call_step",
+    "in_run",
+    "in_workflow",
+    "tool_step",
+]
 
 
 def in_run() -> bool:
@@ -238,6 +246,33 @@ async def _maybe_await(value: Any) -> Any:
     if isinstance(value, Awaitable):
         return await value
     return value
+
+
+async def call_step(name: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    """``await call()``, as the DBOS step ``name`` inside a durable workflow: its result (or
+    its error, by type name and message when the exception does not pickle) is checkpointed
+    and a replay returns it without calling again. Elsewhere a plain call.
+
+    Raises:
+        StepFailedError: the result cannot be checkpointed (it does not pickle).
+    """
+    if not in_workflow():
+        return await call()
+
+    async def step() -> Any:
+        try:
+            result = await call()
+        except Exception as exc:
+            raise _storable_error(exc) from None
+        if not _picklable(result):
+            raise StepFailedError(
+                "UnserializableResult",
+                f"the result of step {name} ({type(result).__name__}) cannot be checkpointed:"
+                " it does not pickle",
+            )
+        return result
+
+    return await DBOS.run_step_async({"name": name}, step)
 
 
 async def tool_step(
