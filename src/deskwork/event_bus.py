@@ -60,6 +60,8 @@ class EventBus:
         Async handlers (or handlers returning awaitables) are scheduled on the running loop
         when there is one, or run to completion on a temporary loop from sync code.
         """
+        if not self._handlers:  # nobody subscribed (the common case of a desk's bus)
+            return
         for handler in self._targets(event.type):
             try:
                 result = handler(event)

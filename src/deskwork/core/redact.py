@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
@@ -33,6 +33,8 @@ _SECRET_KEY_WORDS = (
     "password",
     "passwd",
 )
+# the same test as ``any(word in lowered for word in _SECRET_KEY_WORDS)``, in one scan
+_SECRET_KEY_WORD = re.compile("|".join(re.escape(word) for word in _SECRET_KEY_WORDS))
 _SECRET_VALUES = re.compile(
     r"(Bearer\s+[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}|\bsk-ant-[A-Za-z0-9_-]{8,})"
 )
@@ -76,8 +78,7 @@ def may_hold_secrets(text: str) -> bool:
     """
     if "sk-" in text or "Bearer" in text or ("://" in text and "@" in text):
         return True
-    lowered = text.lower()
-    return any(word in lowered for word in _SECRET_KEY_WORDS)
+    return _SECRET_KEY_WORD.search(text.lower()) is not None
 
 
 def redact_model(model: M) -> M:
@@ -112,16 +113,47 @@ def redact(value: Any) -> Any:
     return value
 
 
-def _redact_dict(data: dict[Any, Any]) -> dict[Any, Any]:
-    # the hot path (every event payload): scalars are copied without a call
+def redact_str_keyed(data: dict[Any, Any]) -> dict[str, Any] | None:
+    """``redact(data)`` when every key of ``data`` is a ``str``, else ``None`` (one pass).
+
+    The event hot path: a payload with text keys becomes an event without validation.
+    """
+    return _redact_dict(data, str_keys_only=True)
+
+
+@overload
+def _redact_dict(
+    data: dict[Any, Any], *, str_keys_only: Literal[False] = ...
+) -> dict[Any, Any]: ...
+@overload
+def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool) -> dict[Any, Any] | None: ...
+def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool = False) -> dict[Any, Any] | None:
+    # the hot path (every event payload): scalars are copied without a call, and a text
+    # is only handed to redact_text when a cheap test says it may hold a secret
     out: dict[Any, Any] = {}
     for key, item in data.items():
-        if isinstance(key, str) and _secret_key(key):
+        if type(key) is not str:
+            if str_keys_only:
+                return None
+            if isinstance(key, str) and _secret_key(key):  # a str subclass (an enum member)
+                out[key] = REDACTED
+                continue
+        elif _secret_key(key):
             out[key] = REDACTED
-        elif isinstance(item, str):
-            out[key] = redact_text(item)
-        elif isinstance(item, dict | list | tuple):
+            continue
+        kind = type(item)
+        if kind is str:
+            out[key] = redact_text(item) if _HINT.search(item.lower()) else item
+        elif kind in _SCALARS:
+            out[key] = item
+        elif isinstance(item, dict | list | tuple | str):
             out[key] = redact(item)
         else:
             out[key] = item
     return out
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+# matches wherever may_hold_secrets(text) is true (and a little more: "SK-", a URL without
+# "@"), so a text it does not match is certainly returned unchanged by redact_text
+_HINT = re.compile("sk-|bearer|://|" + _SECRET_KEY_WORD.pattern)

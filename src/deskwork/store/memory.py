@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from pydantic_core import to_json
+
 from deskwork.core.event import Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
@@ -21,13 +23,27 @@ __all__ = ["InMemoryRunStore"]
 
 DEFAULT_MAX_RUNS = 1000
 
+_StoredEvent = tuple[str, str, datetime, str, str, bytes]
+"""An event's fields with its payload as JSON: immutable, and not tracked by the garbage
+collector (it holds no containers)."""
+
+
+def _event_json(
+    event_id: str, type: str, timestamp: datetime, run_id: str, source: str, payload: bytes
+) -> bytes:
+    """The JSON text ``Event.model_dump_json()`` gives for these fields."""
+    head = to_json({"event_id": event_id, "type": type, "timestamp": timestamp,
+                    "run_id": run_id, "source": source})  # fmt: skip
+    return head[:-1] + b',"payload":' + payload + b"}"
+
 
 class InMemoryRunStore(RunStore):
     """Keeps records and events in dictionaries; nothing is persisted.
 
-    Events are kept as JSON text, like a real store: a stored event cannot be changed
-    through an object the caller still holds, and thousands of kept events do not slow
-    the garbage collector (plain strings are not tracked by it).
+    Events are kept with their payload as JSON text, like a real store: a stored event cannot
+    be changed through an object the caller still holds, and thousands of kept events do not
+    slow the garbage collector (tuples of texts are not tracked by it). Only the payload is
+    serialized when an event is added (the rest is rebuilt when events are read).
 
     Args:
         max_runs: keep at most this many runs (default 1000) so a long-lived process does
@@ -44,7 +60,7 @@ class InMemoryRunStore(RunStore):
             raise ValueError("max_runs must be >= 1 (or None for no bound)")
         self.max_runs = max_runs
         self._runs: dict[str, RunRecord] = {}
-        self._events: dict[str, list[str]] = {}
+        self._events: dict[str, list[_StoredEvent]] = {}
         self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.RLock()  # re-entrant: reserve_run calls create_run
 
@@ -124,16 +140,17 @@ class InMemoryRunStore(RunStore):
             return self._runs.get(run_id)
 
     def add_event(self, event: Event) -> None:
-        text = event.model_dump_json()
-        if len(text) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
+        payload = to_json(event.payload, inf_nan_mode="null")  # as Event.model_dump_json
+        if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
             check_sizes(event.payload)
+        stored = (event.event_id, event.type, event.timestamp, event.run_id, event.source, payload)
         with self._lock:
-            self._events.setdefault(event.run_id, []).append(text)
+            self._events.setdefault(event.run_id, []).append(stored)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._lock:
-            texts = list(self._events.get(run_id, ()))
-        return [Event.model_validate_json(text) for text in texts]
+            stored = list(self._events.get(run_id, ()))
+        return [Event.model_validate_json(_event_json(*item)) for item in stored]
 
     def list_runs(
         self,
