@@ -47,6 +47,7 @@ from deskwork.runtime._durable_steps import (
     in_run,
     tool_step,
 )
+from deskwork.runtime._durable_versions import code_digest, pinned_version, refusal
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
@@ -322,6 +323,7 @@ class _Engine:
             "name": self.app_name,
             "system_database_url": _system_url(url),
             "executor_id": self.executor_id,
+            "application_version": pinned_version(),  # else DBOS's (docs/durable.md)
             "log_level": os.environ.get("DESKWORK_DBOS_LOG_LEVEL", "WARNING"),
             "notification_listener_polling_interval_sec": 0.1,
         }
@@ -466,6 +468,7 @@ def _request(
         "run_id": run_id,
         "runner_type": runner.runner_type,
         "runner_name": runner.name,
+        "code": code_digest(runner),  # recover() refuses other code (_durable_versions)
         "job": job.to_state(),
         "stream": stream,
         "limits": limits or None,
@@ -640,7 +643,6 @@ def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
     pending = DBOS.list_workflows(
         status="PENDING",
         name=WORKFLOW_NAME,
-        app_version=DBOS.application_version,
         application_name=engine.app_name,
         load_output=False,
     )
@@ -660,6 +662,10 @@ def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
                 if request is None or runner is None:
                     run_id = request["run_id"] if request else status.workflow_id
                     _mark_unrecoverable(desk, run_id, request)
+                    continue
+                why = refusal(status.app_version, request, runner)  # other code: not here
+                if why is not None:
+                    _mark_unrecoverable(desk, request["run_id"], request, why)
                     continue
                 target = GetPendingWorkflowsOutput(workflow_id=status.workflow_id, shard_key=None)
                 _recover_workflow(dbos, target, [executor_id])
@@ -683,13 +689,15 @@ def _request_of(status: Any) -> dict[str, Any] | None:
     return args[0] if args and isinstance(args[0], dict) else None
 
 
-def _mark_unrecoverable(desk: Desk, run_id: str, request: dict[str, Any] | None) -> None:
-    """Leave the run as it is (``recover()`` continues it once its runner is registered) and
-    say why, once: an event, and a warning in the log."""
+def _mark_unrecoverable(
+    desk: Desk, run_id: str, request: dict[str, Any] | None, reason: str | None = None
+) -> None:
+    """Leave the run as it is (``recover()`` continues it once its runner is registered, or
+    in a process of its version) and say why, once: an event, and a warning in the log."""
     if request is None:
-        reason = "its workflow input is unreadable"
+        reason = reason or "its workflow input is unreadable"
     else:
-        reason = (
+        reason = reason or (
             f"{request['runner_type']} {request['runner_name']!r} is not registered on this"
             " desk (desk.register(...) it and call recover() again, or desk.cancel(run_id)"
             " / deskwork runs fail to end it)"
