@@ -319,7 +319,9 @@ class Desk:
         )
         self.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
         _remember(self._live_jobs, run_id, job)
-        config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
+        parent = _current_run.get()  # a run started inside a run names it (durable fan-out too)
+        link = {} if parent is None else {"parent_run_id": parent}
+        config.emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id, **link})
         return await self._complete(runner, config, runner.arun(config, job))
 
     def _claim_run_id(self, run_id: str | None) -> str:
@@ -452,6 +454,7 @@ class Desk:
         children: list[dict[str, Any]] = []
         token = _nested_usage.set(children)  # runs started inside this one report here
         budget_token = current_budget.set(config.budget)  # ... and charge this run's budget
+        run_token = _current_run.set(config.run_id)  # ... and name it as their parent
         try:
             report, state = await work
         except asyncio.CancelledError:
@@ -463,6 +466,7 @@ class Desk:
         finally:
             _nested_usage.reset(token)
             current_budget.reset(budget_token)
+            _current_run.reset(run_token)
         if children:
             report.metrics = _with_nested(report.metrics, children)
             if state is not None:
@@ -658,6 +662,8 @@ _USAGE_KEYS = (
 _nested_usage: ContextVar[list[dict[str, Any]] | None] = ContextVar(
     "deskwork_nested_usage", default=None
 )
+_current_run: ContextVar[str | None] = ContextVar("deskwork_current_run", default=None)
+"""The run whose runner is executing: a run started inside it records it as its parent."""
 
 
 def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dict[str, Any]:
