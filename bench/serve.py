@@ -1,20 +1,29 @@
 """``deskwork serve`` benchmark: event fan-out over Server-Sent Events and HTTP overhead.
 
-Scenarios (server: uvicorn on 127.0.0.1 in a thread; clients: httpx in the main thread, in
-the same process, so both share one machine and one GIL):
+The server (uvicorn on 127.0.0.1, in a thread) runs in this process; the SSE clients run in
+``CLIENT_PROCESSES`` other processes (httpx, up to ``PER_PROCESS`` streams each), so they do
+not compete with the server for its GIL. Scenarios:
 
 - events/s delivered to 1 and to 50 SSE clients following one run that emits ``EVENTS``
   events as fast as it can (each client reads every event);
-- emit → client latency (p50/p99): each event carries ``perf_counter()`` at emission;
+- emit → client latency (p50/p99) at ``1 / PACE`` events/s: each event carries
+  ``perf_counter()`` (CLOCK_MONOTONIC, the same clock in every process) from ``config.emit``;
+  the client subtracts it from the time it read the event. The cost fan-out *adds* is the
+  50-client figure minus the 1-client figure. Each scenario runs ``REPEATS`` times; the
+  tables show medians.
 - ``POST /runs?wait=true`` against ``desk.arun`` for the same one-turn scripted worker
   (median over ``RUNS`` runs): what the HTTP layer adds to a run.
 
-Run: ``python bench/serve.py`` (prints a markdown table).
+Run: ``python bench/serve.py`` (prints markdown tables).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
+import multiprocessing as mp
+import os
 import statistics
 import threading
 import time
@@ -32,22 +41,25 @@ from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter
 
 EVENTS = 2000
-PACED_EVENTS = 300
+PACED_EVENTS = 400
 PACE = 0.005
+REPEATS = 5
 RUNS = 200
+PER_PROCESS = 13
+CLIENT_PROCESSES = 4
 GO = threading.Event()
 MODE = {"events": EVENTS, "pace": 0.0}
 
 
 class Emitter:
-    """A runner that waits for the clients, then emits ``EVENTS`` events."""
+    """A runner that waits for the clients, then emits ``MODE["events"]`` events."""
 
     name = "emitter"
     runner_type = "bench"
 
     async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
         while not GO.is_set():
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.002)
         for i in range(int(MODE["events"])):
             config.emit("bench.tick", self.name, {"i": i, "t": time.perf_counter()})
             if MODE["pace"]:
@@ -77,57 +89,118 @@ def _desk() -> Desk:
     return desk
 
 
-def _serve(desk: Desk) -> tuple[str, uvicorn.Server]:
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(desk), host="127.0.0.1", port=0, log_level="warning")
-    )
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    return f"http://127.0.0.1:{port}", server
+# -- clients: in other processes --------------------------------------------------------
 
 
-async def _follow(client: httpx.AsyncClient, run_id: str, ready: asyncio.Event,
-                  latencies: list[float]) -> tuple[int, float]:  # fmt: skip
-    import json
-
-    count = 0
+async def _stream(client: httpx.AsyncClient, run_id: str, ready: list[int]) -> dict[str, Any]:
+    latencies: list[float] = []
     async with client.stream("GET", f"/runs/{run_id}/events") as stream:
-        ready.set()
+        ready.append(1)
         async for line in stream.aiter_lines():
             if line.startswith("data: ") and '"bench.tick"' in line:
                 now = time.perf_counter()
                 latencies.append(now - json.loads(line[6:])["payload"]["t"])
-                count += 1
-    return count, time.perf_counter()
+    return {"latencies": latencies, "end": time.perf_counter()}
 
 
-async def fan_out(url: str, clients: int, events: int, pace: float) -> dict[str, float]:
+async def _streams(url: str, run_id: str, count: int) -> list[dict[str, Any]]:
+    limits = httpx.Limits(max_connections=count + 2)
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+        ready: list[int] = []
+        return await asyncio.gather(*(_stream(client, run_id, ready) for _ in range(count)))
+
+
+def _client_process(commands: Any, results: Any) -> None:
+    """Follow runs as told: ``(url, run_id, streams)``; answer each stream's latencies."""
+    while (command := commands.get()) is not None:
+        url, run_id, count = command
+        results.put(asyncio.run(_streams(url, run_id, count)))
+
+
+class Clients:
+    """A pool of client processes."""
+
+    def __init__(self, processes: int) -> None:
+        ctx = mp.get_context("spawn")
+        self.results = ctx.Queue()
+        self.commands = [ctx.Queue() for _ in range(processes)]
+        self.procs = [
+            ctx.Process(target=_client_process, args=(q, self.results), daemon=True)
+            for q in self.commands
+        ]
+        for proc in self.procs:
+            proc.start()
+
+    def follow(self, url: str, run_id: str, clients: int) -> int:
+        """Start ``clients`` streams over the processes; the number of processes used."""
+        used = min(len(self.commands), math.ceil(clients / PER_PROCESS))
+        shares = [clients // used + (i < clients % used) for i in range(used)]
+        for queue, share in zip(self.commands, shares, strict=False):
+            queue.put((url, run_id, share))
+        return used
+
+    def collect(self, used: int) -> list[dict[str, Any]]:
+        return [s for _ in range(used) for s in self.results.get(timeout=300)]
+
+    def close(self) -> None:
+        for queue in self.commands:
+            queue.put(None)
+        for proc in self.procs:
+            proc.join(timeout=10)
+
+
+# -- the server: in this process -----------------------------------------------------------
+
+
+class Served:
+    """uvicorn serving ``desk`` in a thread of this process."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.app = create_app(desk)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+
+    def cpu(self) -> float:
+        """CPU seconds the server's thread has used (its event loop: the whole server)."""
+        assert self.thread.ident is not None
+        return time.clock_gettime(time.pthread_getcpuclockid(self.thread.ident))
+
+
+def fan_out(
+    served: Served, pool: Clients, clients: int, events: int, pace: float
+) -> dict[str, float]:
     GO.clear()
     MODE.update(events=events, pace=pace)
-    limits = httpx.Limits(max_connections=clients + 5)
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
-        run_id = (
-            await client.post("/runs", json={"runner": "emitter", "job": {"input": "go"}})
-        ).json()["run_id"]
-        readies = [asyncio.Event() for _ in range(clients)]
-        latencies: list[float] = []
-        tasks = [asyncio.create_task(_follow(client, run_id, r, latencies)) for r in readies]
-        for ready in readies:
-            await ready.wait()
-        await asyncio.sleep(0.2)  # the streams are subscribed
-        start = time.perf_counter()
-        GO.set()
-        results = await asyncio.gather(*tasks)
-    assert all(count == events for count, _ in results), [c for c, _ in results]
-    elapsed = max(end for _, end in results) - start
-    latencies.sort()
+    body = {"runner": "emitter", "job": {"input": "go"}}
+    run_id = httpx.post(served.url + "/runs", json=body, timeout=30).json()["run_id"]
+    used = pool.follow(served.url, run_id, clients)
+    hub = served.app.state.services()[0].hub
+    while hub.subscribers(run_id) < clients:  # every stream is following the run
+        time.sleep(0.005)
+    cpu = served.cpu()
+    start = time.perf_counter()
+    GO.set()
+    streams = pool.collect(used)
+    cpu = served.cpu() - cpu
+    assert all(len(s["latencies"]) == events for s in streams), "a client missed events"
+    latencies = sorted(x for s in streams for x in s["latencies"])
+    elapsed = max(s["end"] for s in streams) - start
     return {
         "events_per_s": events * clients / elapsed,
         "p50_ms": 1000 * latencies[len(latencies) // 2],
         "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
+        "cpu_ms_per_event": 1000 * cpu / events,
     }
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
 
 async def http_overhead(url: str) -> dict[str, float]:
@@ -152,20 +225,40 @@ async def http_overhead(url: str) -> dict[str, float]:
     return {"direct_ms": 1000 * d, "http_ms": 1000 * h, "overhead_ms": 1000 * (h - d)}
 
 
-async def main() -> None:
-    url, server = _serve(_desk())
+def _measure(served: Served, pool: Clients) -> dict[str, Any]:
+    fan_out(served, pool, 50, 100, PACE)  # warm up
+    out: dict[str, Any] = {}
+    for n in (1, 50):
+        burst = [fan_out(served, pool, n, EVENTS, 0.0) for _ in range(REPEATS)]
+        paced = [fan_out(served, pool, n, PACED_EVENTS, PACE) for _ in range(REPEATS)]
+        out[("burst", n)], out[("paced", n)] = _median(burst), _median(paced)
+    return out
+
+
+def main() -> None:
+    pool = Clients(CLIENT_PROCESSES)
+    served = Served(_desk())
     try:
-        burst = [await fan_out(url, n, EVENTS, 0.0) for n in (1, 50)]
-        paced = [await fan_out(url, n, PACED_EVENTS, PACE) for n in (1, 50)]
-        overhead = await http_overhead(url)
+        figures = _measure(served, pool)
+        overhead = asyncio.run(http_overhead(served.url))
     finally:
-        server.should_exit = True
-    print(f"| SSE clients | burst: events/s delivered ({EVENTS} events) |"
-          f" paced ({1 / PACE:.0f} events/s): p50 latency | p99 latency |")  # fmt: skip
-    print("|---:|---:|---:|---:|")
-    for n, b, p in zip((1, 50), burst, paced, strict=True):
-        print(f"| {n} | {b['events_per_s']:,.0f} | {p['p50_ms']:.2f} ms | {p['p99_ms']:.2f} ms |")
-    print()
+        served.server.should_exit = True
+        pool.close()
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f};"
+          f" clients in {CLIENT_PROCESSES} processes; medians of {REPEATS} runs\n")  # fmt: skip
+    print(f"| SSE clients | burst: events/s delivered ({EVENTS:,} events) |"
+          f" paced ({1 / PACE:.0f} events/s): p50 emit→client | p99 |"
+          " server CPU per event |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|")
+    for n in (1, 50):
+        b, p = figures[("burst", n)], figures[("paced", n)]
+        print(f"| {n} | {b['events_per_s']:,.0f} | {p['p50_ms']:.2f} ms | {p['p99_ms']:.2f} ms |"
+              f" {p['cpu_ms_per_event']:.3f} ms |")  # fmt: skip
+    one, fifty = figures[("paced", 1)], figures[("paced", 50)]
+    print(f"\nadded by fan-out to 50 clients: p50 {fifty['p50_ms'] - one['p50_ms']:.2f} ms,"
+          f" p99 {fifty['p99_ms'] - one['p99_ms']:.2f} ms, server CPU"
+          f" {fifty['cpu_ms_per_event'] - one['cpu_ms_per_event']:.3f} ms per event\n")  # fmt: skip
     print(f"| one-turn run ({RUNS} runs, median) | desk.arun | POST /runs?wait=true | overhead |")
     print("|---|---:|---:|---:|")
     print(
@@ -175,4 +268,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -3,50 +3,103 @@
 The desk persists every event in the run store and then delivers it on its event bus, in
 that order, so a stream that subscribes here *before* reading the stored events sees every
 event at least once: the stored ones, then the live ones (duplicates are dropped by id).
+
+Fan-out is the hot path of a run followed by many clients, so an event is serialized once
+for all of them (:class:`Outgoing`), handed over with one call when it comes from another
+thread, and each waiting stream is woken by resolving one future (no task per wait).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 from contextvars import ContextVar
 
 from deskwork.core.event import Event, EventType
 from deskwork.event_bus import EventBus
 
-__all__ = ["EventHub", "Subscription"]
+__all__ = ["EventHub", "Outgoing", "Subscription"]
 
 _current_run: ContextVar[str | None] = ContextVar("deskwork_serve_current_run", default=None)
 _STARTS = (EventType.RUN_STARTED, EventType.RUN_RESUMED)
 _ENDS = (EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED)
 
 
+class Outgoing:
+    """An event on its way to the streams, with its JSON made once for all of them."""
+
+    __slots__ = ("_json", "event")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self._json: bytes | None = None
+
+    @property
+    def json(self) -> bytes:
+        """``event.model_dump(mode="json")`` as compact JSON (made on first use)."""
+        if self._json is None:
+            data = self.event.model_dump(mode="json")
+            self._json = json.dumps(data, separators=(",", ":"), default=str).encode()
+        return self._json
+
+    def frame(self, position: int) -> bytes:
+        """The SSE frame of the event at ``position``: ``id:`` and ``data:`` with the
+        position first, then the event's fields."""
+        head = b'id: %d\ndata: {"position":%d,' % (position, position)
+        return head + self.json[1:] + b"\n\n"
+
+
 class Subscription:
-    """The live events of one run (or of every run) for one client."""
+    """The live events of one run (or of every run) for one client, on the server's loop."""
 
     def __init__(self, hub: EventHub, run_id: str | None) -> None:
         self.hub = hub
         self.run_id = run_id
-        self.queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._ready: deque[Outgoing] = deque()
+        self._waiter: asyncio.Future[None] | None = None
 
-    async def get(self, timeout: float) -> Event | None:
-        """The next event, or ``None`` after ``timeout`` seconds."""
-        try:
-            return await asyncio.wait_for(self.queue.get(), timeout)
-        except TimeoutError:
-            return None
+    def put(self, item: Outgoing) -> None:
+        """Queue ``item``; wakes the stream if it waits (call on the server's loop)."""
+        self._ready.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
-    def drain(self, limit: int) -> list[Event]:
+    def take(self, limit: int) -> list[Outgoing]:
         """The events already waiting (at most ``limit``), without waiting."""
-        ready: list[Event] = []
-        while len(ready) < limit and not self.queue.empty():
-            ready.append(self.queue.get_nowait())
-        return ready
+        ready = self._ready
+        if not ready:
+            return []
+        return [ready.popleft() for _ in range(min(limit, len(ready)))]
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait until an event is waiting (``True``) or ``timeout`` seconds pass (``False``)."""
+        if not self._ready:
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(timeout, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
+        return bool(self._ready)
 
     def close(self) -> None:
         """Stop receiving events."""
         self.hub.unsubscribe(self)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _deliver(targets: list[Subscription], item: Outgoing) -> None:
+    for sub in targets:
+        sub.put(item)
 
 
 class EventHub:
@@ -58,9 +111,6 @@ class EventHub:
         self._thread = threading.get_ident()
         self._by_run: dict[str | None, set[Subscription]] = defaultdict(set)
         self._lock = threading.Lock()
-        self.parents: dict[str, str] = {}
-        """Child run id -> parent run id, for runs started inside a run while serving."""
-        self.children: dict[str, list[str]] = defaultdict(list)
         bus.subscribe("*", self._on_event)
 
     def close(self) -> None:
@@ -74,6 +124,11 @@ class EventHub:
             self._by_run[run_id].add(sub)
         return sub
 
+    def subscribers(self, run_id: str | None) -> int:
+        """How many streams follow ``run_id`` (every run when ``None``)."""
+        with self._lock:
+            return len(self._by_run.get(run_id, ()))
+
     def unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
             subs = self._by_run.get(sub.run_id)
@@ -82,29 +137,12 @@ class EventHub:
                 if not subs:
                     del self._by_run[sub.run_id]
 
-    def _link(self, event: Event) -> None:
-        """Follow which run is current in the emitting context (handlers run in it), so a
-        run started inside another one is linked to it."""
-        if event.type in _STARTS:
-            parent = _current_run.get()
-            if parent is not None and parent != event.run_id:
-                with self._lock:
-                    if event.run_id not in self.parents:
-                        self.parents[event.run_id] = parent
-                        self.children[parent].append(event.run_id)
-            _current_run.set(event.run_id)
-        elif event.type in _ENDS and _current_run.get() == event.run_id:
-            _current_run.set(self.parents.get(event.run_id))
-
     def _on_event(self, event: Event) -> None:
-        self._link(event)
         with self._lock:
             targets = [*self._by_run.get(event.run_id, ()), *self._by_run.get(None, ())]
         if not targets:
             return
         if threading.get_ident() == self._thread:
-            for sub in targets:
-                sub.queue.put_nowait(event)
+            _deliver(targets, Outgoing(event))
         else:  # a run on another thread's loop: hand the event over to the server's loop
-            for sub in targets:
-                self._loop.call_soon_threadsafe(sub.queue.put_nowait, event)
+            self._loop.call_soon_threadsafe(_deliver, targets, Outgoing(event))

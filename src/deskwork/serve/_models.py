@@ -85,10 +85,10 @@ class RunOut(RunReport):
         default_factory=list, description="The conversation (system messages left out)."
     )
     parent_run_id: str | None = Field(
-        default=None, description="The run this one was started in (runs seen by this server)."
+        default=None, description="The run this one was started in (from the run store)."
     )
     child_run_ids: list[str] = Field(
-        default_factory=list, description="Runs started inside this one (seen by this server)."
+        default_factory=list, description="Runs started inside this one (from the run store)."
     )
     created_at: datetime
     updated_at: datetime

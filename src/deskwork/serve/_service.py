@@ -21,7 +21,8 @@ from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
-from deskwork.serve._hub import EventHub, Subscription
+from deskwork.serve._hub import EventHub, Outgoing, Subscription
+from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.utils import new_id, to_jsonable, utc_now
 
@@ -84,10 +85,6 @@ def _end_frame(event: Event) -> bytes:
     return sse_frame({"status": event.type.removeprefix("run.")}, event="end")
 
 
-def _event_data(position: int, event: Event) -> dict[str, Any]:
-    return {"position": position, **event.model_dump(mode="json")}
-
-
 async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None:
     """Wait until ``ready()`` (the run is recorded, the pause is claimed) or ``task`` ends.
 
@@ -99,6 +96,41 @@ async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None
         if asyncio.get_running_loop().time() > deadline:
             return
         await asyncio.sleep(0.002)
+
+
+class _Cursor:
+    """Where a run's event stream is: the next position, the events sent (by id), whether
+    the run has ended, and how long the stream has been quiet (for keep-alives)."""
+
+    def __init__(self, after: int, stored: list[Event], keepalive_polls: int) -> None:
+        self.after = after
+        self.keepalive_polls = keepalive_polls
+        self.position = len(stored)
+        self.seen = {e.event_id for e in stored}
+        self.ended = False
+        self.quiet = 0
+
+    def frames(self, batch: list[Outgoing]) -> bytes:
+        """The frames of the events in ``batch`` not sent yet, and the ``end`` frame after
+        the run's last event; an empty batch counts toward a keep-alive comment."""
+        if not batch:
+            self.quiet += 1
+            return b": keepalive\n\n" if self.quiet % self.keepalive_polls == 0 else b""
+        self.quiet = 0
+        frames = []
+        for item in batch:
+            event = item.event
+            if event.event_id in self.seen:
+                continue
+            self.seen.add(event.event_id)
+            if self.position > self.after:
+                frames.append(item.frame(self.position))
+            self.position += 1
+            if event.type in END_EVENTS:
+                self.ended = True
+                frames.append(_end_frame(event))
+                break
+        return b"".join(frames)
 
 
 class RunService:
@@ -119,6 +151,7 @@ class RunService:
         self.poll_interval = poll_interval
         self.keepalive = keepalive
         self.tasks: dict[str, asyncio.Task[Report]] = {}
+        self.links = RunLinks(desk.run_store)
         self._resuming: set[str] = set()
 
     # -- runners ------------------------------------------------------------------------
@@ -223,9 +256,10 @@ class RunService:
         """``GET /runs/{id}``."""
         record = self.record(run_id)
         state = record.state
+        events = self.desk.run_store.get_events(run_id)
         errors: list[str] = []
         if record.status == "failed":
-            for event in reversed(self.desk.run_store.get_events(run_id)):
+            for event in reversed(events):
                 if event.type == EventType.RUN_FAILED:
                     errors = [str(e) for e in event.payload.get("errors", [])]
                     break
@@ -242,8 +276,8 @@ class RunService:
             messages=[m.model_dump(mode="json") for m in state.messages if m.role != "system"]
             if state
             else [],
-            parent_run_id=self.hub.parents.get(run_id),
-            child_run_ids=list(self.hub.children.get(run_id, ())),
+            parent_run_id=self.links.parent(run_id, events),
+            child_run_ids=self.links.children(record, events),
             created_at=record.created_at,
             updated_at=record.updated_at,
         )
@@ -259,58 +293,27 @@ class RunService:
         sub = self.hub.subscribe(run_id)
         try:
             stored = self.desk.run_store.get_events(run_id)
-            seen = {e.event_id for e in stored}
-            start = max(after + 1, 0)
-            for first in range(start, len(stored), _BATCH):
+            for first in range(max(after + 1, 0), len(stored), _BATCH):
                 chunk = range(first, min(first + _BATCH, len(stored)))
-                yield b"".join(sse_frame(_event_data(p, stored[p]), event_id=p) for p in chunk)
-            position = len(stored)
+                yield b"".join(Outgoing(stored[p]).frame(p) for p in chunk)
             if stored and stored[-1].type in END_EVENTS:
                 yield _end_frame(stored[-1])
                 return
-            async for batch in self._follow(run_id, sub, seen, position):
-                if batch is None:
-                    yield b": keepalive\n\n"
-                    continue
-                frames = []
-                for event in batch:
-                    if position > after:
-                        frames.append(sse_frame(_event_data(position, event), event_id=position))
-                    position += 1
-                    if event.type in END_EVENTS:
-                        yield b"".join([*frames, _end_frame(event)])
-                        return
-                yield b"".join(frames)
+            cursor = _Cursor(after, stored, max(1, round(self.keepalive / self.poll_interval)))
+            while not cursor.ended:
+                frames = cursor.frames(sub.take(_BATCH) or await self._next(run_id, sub, cursor))
+                if frames:
+                    yield frames
         finally:
             sub.close()
 
-    async def _follow(
-        self, run_id: str, sub: Subscription, seen: set[str], position: int
-    ) -> AsyncIterator[list[Event] | None]:
-        """Batches of live events not yet seen; between them, the store is polled (for runs
-        owned by another process) and ``None`` asks for a keep-alive comment."""
-        quiet = 0.0
-        while True:
-            event = await sub.get(self.poll_interval)
-            if event is not None:
-                quiet = 0.0
-                batch = [e for e in (event, *sub.drain(_BATCH)) if e.event_id not in seen]
-                seen.update(e.event_id for e in batch)
-                position += len(batch)
-                if batch:
-                    yield batch
-                continue
-            stored = self.desk.run_store.get_events(run_id)
-            missed = [e for e in stored[position:] if e.event_id not in seen]
-            if missed:
-                seen.update(e.event_id for e in missed)
-                position += len(missed)
-                quiet = 0.0
-                yield missed
-            quiet += self.poll_interval
-            if quiet >= self.keepalive:
-                quiet = 0.0
-                yield None
+    async def _next(self, run_id: str, sub: Subscription, cursor: _Cursor) -> list[Outgoing]:
+        """Wait for live events; after ``poll_interval`` without any, the ones stored by
+        another process (``[]`` when there are none)."""
+        if await sub.wait(self.poll_interval):
+            return sub.take(_BATCH)
+        stored = self.desk.run_store.get_events(run_id)
+        return [Outgoing(e) for e in stored[cursor.position :]]
 
     async def lifecycle(self) -> AsyncIterator[bytes]:
         """Run status changes of every run (for the live runs list); no replay."""
@@ -319,16 +322,16 @@ class RunService:
         try:
             yield b": connected\n\n"  # subscribed: nothing from here on is missed
             while True:
-                event = await sub.get(self.poll_interval)
-                if event is None:
+                if not await sub.wait(self.poll_interval):
                     quiet += self.poll_interval
                     if quiet >= self.keepalive:
                         quiet = 0.0
                         yield b": keepalive\n\n"
                     continue
-                if event.type.startswith("run."):
-                    quiet = 0.0
-                    yield sse_frame(event.model_dump(mode="json"))
+                quiet = 0.0
+                runs = [o for o in sub.take(_BATCH) if o.event.type.startswith("run.")]
+                if runs:
+                    yield b"".join(b"data: " + o.json + b"\n\n" for o in runs)
         finally:
             sub.close()
 
