@@ -55,6 +55,21 @@ class Job(DeskworkModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _fits_a_run_store(self) -> Job:
+        """Refuse here, not when the run is saved, a text longer than a run store keeps."""
+        # imported here: the store package imports core
+        from deskwork.store._blobs import check_sizes
+        from deskwork.store._errors import StoreError
+
+        try:
+            check_sizes(self.input)
+            for message in self.initial_messages or ():
+                check_sizes(message.content)
+        except StoreError as exc:
+            raise ValueError(f"Job is too large: {exc}") from None
+        return self
+
     def to_state(self) -> dict[str, Any]:
         """A JSON-compatible form for the run store; schemas are kept as import paths.
 

@@ -11,6 +11,8 @@ from deskwork.core.pending import PendingAction
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.runtime._run import WorkerRun
 from deskwork.runtime.steps import Failure, Interruption, RunAgain
+from deskwork.store._blobs import check_sizes, check_text
+from deskwork.store._errors import StoreError
 from deskwork.tools.base import Tool
 from deskwork.tools.execution import aexecute_tool
 from deskwork.utils import new_id
@@ -77,9 +79,23 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
     else:
         if run.config.desk is not None:  # the turn so far is on disk before the tool runs
             run.config.desk.run_store.flush()
-        result = await aexecute_tool(tool, request, pool=run.config.tool_pool)
+        result = _storable(call.name, await aexecute_tool(tool, request, pool=run.config.tool_pool))
     call.result = result
     _emit_result(run, call, result)
+
+
+def _storable(name: str, result: ToolResult) -> ToolResult:
+    """A result with a text longer than a run store keeps fails the call (the model is told),
+    instead of failing the run when it is saved."""
+    try:
+        check_text(result.content)
+        check_sizes(result.data)
+    except StoreError as exc:
+        return ToolResult(
+            error=f"tool {name!r} returned a result too large to keep: {exc}",
+            exception_type="ToolResultTooLarge",
+        )
+    return result
 
 
 def _emit_result(run: WorkerRun, call: ToolCall, result: ToolResult) -> None:
