@@ -40,6 +40,7 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
+from deskwork.runtime._durable_fanout import member_of, parent_link
 from deskwork.runtime._durable_steps import (
     DurableAdapter,
     Replay,
@@ -97,7 +98,8 @@ _live_reports: dict[str, Report] = {}
 
 async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     run_id: str = request["run_id"]
-    desk, runner = _engine().find(request["runner_type"], request["runner_name"])
+    desk, root = _engine().find(request["runner_type"], request["runner_name"])
+    runner = member_of(root, request)  # a fanned-out member: below the root (_durable_fanout)
     if desk is None or runner is None:
         raise RunnerNotRegisteredError(
             f"run {run_id}: {request['runner_type']} {request['runner_name']!r} is not"
@@ -163,7 +165,7 @@ async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered
         inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
     else:
         desk.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
-        emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id})
+        emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id, **parent_link(request)})
     return await desk._complete(runner, config, runner.arun(config, job))
 
 

@@ -72,6 +72,34 @@ class FlowRun:
         """Run a step's runner inside this run, or resume it with the decision."""
         self.config.emit(EventType.STEP_STARTED, step.name, {})
         report, state, job = await self._call_runner(step, cursor)
+        return self._record(step, report, state, job)
+
+    async def fan_out(self, steps: Sequence[Step], distribute: bool | str, name: str) -> Outcome:
+        """Run ``steps`` at once as child durable runs on the workers of a queue
+        (``Parallel(distribute=...)``); their outputs join in step order."""
+        from deskwork.runtime._durable_fanout import fan_out
+
+        forks = [self.fork([]) for _ in steps]
+        jobs = [await step.build_job(fork.ctx) for step, fork in zip(steps, forks, strict=True)]
+        for step in steps:
+            self.config.emit(EventType.STEP_STARTED, step.name, {})
+        members = [(step.runner, job) for step, job in zip(steps, jobs, strict=True)]
+        reports = await fan_out(self.config, members, distribute, name)
+        outcomes = [
+            fork._record(step, report, None, job)
+            for fork, step, report, job in zip(forks, steps, reports, jobs, strict=True)
+        ]
+        errors = [e for outcome in outcomes if isinstance(outcome, Failed) for e in outcome.errors]
+        if errors:
+            return Failed(errors)
+        for fork in forks:
+            self.ctx.results.extend(fork.new_results)
+        return DONE
+
+    def _record(
+        self, step: Step, report: Report, state: RunState | None, job: Job | None
+    ) -> Outcome:
+        """The outcome of a step whose runner returned ``report`` (and ``state``)."""
         if report.status == "paused" and state is not None:
             self.config.emit(EventType.STEP_PAUSED, step.name, {"status": "paused"})
             self.flow.keep_live_job(state, job)

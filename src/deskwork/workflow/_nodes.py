@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from deskwork._aio import gather_or_cancel
 from deskwork.core.job import Job
 from deskwork.exceptions import ConfigurationError
+from deskwork.runtime._durable_fanout import can_fan_out, check_distribute
 from deskwork.runtime.runner import Runner
 from deskwork.workflow._context import StepOutput, WorkflowContext
 
@@ -184,18 +185,34 @@ class Parallel(Node):
     A failed branch fails the ``Parallel`` (after every branch has finished). When
     branches pause, the finished branches' outputs are kept and the paused ones resume,
     first to last, one decision each.
+
+    ``distribute`` (every branch a :class:`Step`): on a durable desk each branch runs as a
+    child run that any ``deskwork worker`` serving the queue may pick up (``True``: the
+    run's own queue; a string: that queue); a branch that would pause fails instead.
+    Elsewhere the branches run in-process as usual.
     """
 
-    __slots__ = ("steps",)
+    __slots__ = ("distribute", "steps")
 
-    def __init__(self, *steps: Node, name: str = "parallel") -> None:
+    def __init__(
+        self, *steps: Node, name: str = "parallel", distribute: bool | str = False
+    ) -> None:
         super().__init__(name)
         self.steps = node_list(steps, "Parallel")
         if not self.steps:
             raise ConfigurationError("Parallel needs at least one step")
+        self.distribute = check_distribute(distribute, self.label)
+        if self.distribute and not all(isinstance(step, Step) for step in self.steps):
+            raise ConfigurationError(
+                f"{self.label}: distribute runs each branch as a run of its own, so every"
+                " branch must be a Step"
+            )
 
     async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
         """Run every branch at once (on resume: only the first paused branch)."""
+        if cursor is None and self.distribute and can_fan_out(run.config):
+            steps = [step for step in self.steps if isinstance(step, Step)]
+            return await run.fan_out(steps, self.distribute, self.name)
         branches: list[Cursor] = (
             cursor["branches"] if cursor else [{"child": None, "results": []} for _ in self.steps]
         )

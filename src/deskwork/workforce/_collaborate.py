@@ -2,6 +2,7 @@
 
 ::
 
+    distribute=... on a durable run  ─► all workers at once, each a child run on a queue
     no worker has tools for this job ─► all workers at once (gather_or_cancel)
     otherwise                         ─► one after another (pauses stay deterministic)
                                             │ a worker pauses
@@ -22,6 +23,7 @@ from deskwork._aio import gather_or_cancel
 from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
+from deskwork.runtime._durable_fanout import can_fan_out, fan_out
 from deskwork.runtime._run import resolve_tools
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.worker import Worker
@@ -91,7 +93,13 @@ def runs_concurrently(workers: list[Worker], job: Job) -> bool:
 
 
 async def start(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
-    """Run every worker (concurrently when none has tools) and reduce their reports."""
+    """Run every worker (concurrently when none has tools) and reduce their reports.
+
+    With ``distribute`` on a durable run, every worker runs at once as a child run of its
+    own, on whichever worker process serves the queue (``runtime._durable_fanout``).
+    """
+    if wf.distribute and can_fan_out(config):
+        return await _distributed(wf, config, job)
     if not runs_concurrently(wf.workers, job):
         return await _sequential(wf, config, job, [], None)
     steps = await gather_or_cancel(*(run_member(w, config, job) for w in wf.workers))
@@ -100,6 +108,13 @@ async def start(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
         if report.status == "paused":  # only a custom member can pause without tools
             return _pause(wf, config, job, done, report, state)
         done.append(_member_report(worker, report))
+    return _reduce(wf, config, job, done)
+
+
+async def _distributed(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
+    members = [(worker, job) for worker in wf.workers]
+    reports = await fan_out(config, members, wf.distribute, wf.name)
+    done = [_member_report(w, r) for w, r in zip(wf.workers, reports, strict=True)]
     return _reduce(wf, config, job, done)
 
 

@@ -24,6 +24,7 @@ from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.core.types import WorkforceMode
 from deskwork.exceptions import ConfigurationError
+from deskwork.runtime._durable_fanout import check_distribute
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.worker import Worker
 from deskwork.workforce import _collaborate, _managed, _swarm
@@ -76,6 +77,7 @@ class Workforce:
         coordinator: Worker | None = None,
         decider: Worker | None = None,
         max_rounds: int = 10,
+        distribute: bool | str = False,
     ) -> None:
         """Create a workforce.
 
@@ -92,12 +94,20 @@ class Workforce:
             coordinator: Blackboard mode: picks the next agent each round (round-robin if omitted).
             decider: Blackboard mode: writes the final answer from the board.
             max_rounds: Blackboard mode: maximum rounds.
+            distribute: Collaborate mode on a durable desk: run each worker as a child run
+                that any ``deskwork worker`` serving the queue may pick up (``True``: the
+                run's own queue; a string: that queue). Elsewhere the workers run
+                in-process as usual. See "Fan-out over workers" in ``docs/durable.md``.
 
         Raises:
-            ConfigurationError: no workers, duplicate names, an unknown mode or a negative limit.
+            ConfigurationError: no workers, duplicate names, an unknown mode, a negative
+                limit, or ``distribute`` in a mode other than collaborate.
         """
         self.workers = list(workers)
         _check_config(self.workers, mode, max_handoffs, max_rounds)
+        self.distribute = check_distribute(distribute, f"Workforce {name!r}")
+        if self.distribute and mode != "collaborate":
+            raise ConfigurationError("distribute applies to mode='collaborate' only")
         self.mode: WorkforceMode = mode
         self.name = name
         self.manager = manager or self.workers[0]

@@ -1,0 +1,85 @@
+"""The application of the fan-out tests: ``deskwork worker fanout_app:desk --queue fanout``
+processes run the members; ``python fanout_app.py run RUNNER...`` runs ``team`` (a
+collaborate workforce) and/or ``spread`` (a flow of one ``Parallel``) from a process that
+serves no queue, and prints the reports.
+
+Its directory is ``$DURABLE_DIR``. Each of the four members asks the model (0.15 s), calls
+the tool ``mark`` once, then answers (0.15 s, or ``$ANSWER_LATENCY`` s). ``mark`` logs the
+member and its process in ``marks``; each answer is logged in ``answers`` as it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from deskwork import Desk, Worker, Workforce
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+from deskwork.workflow import Parallel, Step
+
+HERE = Path(os.environ.get("DURABLE_DIR", "."))
+LATENCY = 0.15
+
+
+def _log(name: str, line: str) -> None:
+    with (HERE / name).open("a") as handle:  # one short append: atomic across processes
+        handle.write(line + "\n")
+
+
+@tool
+def mark(member: str) -> str:
+    """The member's side effect: one line per call."""
+    _log("marks", f"{member} {os.getpid()}")
+    return f"marked {member}"
+
+
+def _model(messages: list[dict[str, Any]], tools: Any) -> Any:
+    member = str(messages[0].get("content", "")).split("\n")[0]
+    if not any(m.get("role") == "tool" for m in messages):
+        return call_tool("mark", member=member)
+    _log("answers", f"{member} {os.getpid()}")
+    latency = float(os.environ.get("ANSWER_LATENCY", LATENCY))
+    return reply(f"{member} done by {os.getpid()}", latency=latency)
+
+
+desk = Desk(
+    model="scripted",
+    adapter=ScriptedAdapter(default=_model, latency=LATENCY),
+    storage_dir=HERE / ".deskwork",
+    durable=True,
+)
+
+
+def _members(prefix: str) -> list[Worker]:
+    return [
+        Worker(name=f"{prefix}{n}", instructions=f"{prefix}{n}", tools=[mark]) for n in range(1, 5)
+    ]
+
+
+team = Workforce(_members("m"), mode="collaborate", name="team", distribute="fanout")
+spread = desk.flow(
+    [Parallel(*(Step(w) for w in _members("b")), name="branches", distribute="fanout")],
+    name="spread",
+)
+desk.register(team)
+desk.register(spread)
+RUNNERS = {"team": team, "spread": spread}
+
+
+def main(argv: list[str]) -> None:
+    if argv[0] == "run":  # run RUNNER...: run each here (members on the workers), print them
+        reports = [desk.run(RUNNERS[name], "go") for name in argv[1:]]
+        fields = ("run_id", "status", "content", "data", "errors", "metrics")
+        out = [{name: getattr(report, name) for name in fields} for report in reports]
+        for item, report in zip(out, reports, strict=True):
+            item["events"] = [[e.type, e.payload] for e in report.events]
+        print(json.dumps(out, default=str))
+    desk.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
