@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,6 +28,7 @@ from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError
 from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
+from deskwork.store._decoding import decoding
 from deskwork.store._errors import StoreError
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url, scrub
@@ -228,6 +229,18 @@ class _PostgresStore:
             self._closed = True
             self._db.release()
 
+    def _decoding(self, what: str) -> AbstractContextManager[None]:
+        """A stored value damaged in place is a StoreError naming the database and the value."""
+        return decoding(what, self._damaged)
+
+    def _damaged(self, problem: str) -> StoreError:
+        where = redact_url(self._db.url)
+        return StoreError(
+            f"a value in the database at {where} is damaged ({problem}). It was left as it"
+            " is: repair or delete that row, or restore the database from a backup.",
+            location=where,
+        )
+
 
 class PostgresRunStore(_PostgresStore, RunStore):
     """Runs, events and checkpoints in PostgreSQL (``deskwork_runs``, ``deskwork_events``)."""
@@ -324,7 +337,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
                 (run_id,),
             ).fetchone()
-        return _record(row, self._fetch_blobs) if row else None
+        with self._decoding(f"run {run_id}"):
+            return _record(row, self._fetch_blobs) if row else None
 
     def list_runs(
         self,
@@ -341,7 +355,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 f"{where} ORDER BY updated_at DESC LIMIT %s",
                 (*params, limit),
             ).fetchall()
-        return [_record(row, self._fetch_blobs) for row in rows]
+        with self._decoding("a run record"):
+            return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
         blobs: dict[str, str] = {}
@@ -368,17 +383,18 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 " WHERE run_id=%s ORDER BY seq",
                 (run_id,),
             ).fetchall()
-        return [
-            Event(
-                event_id=r[0],
-                type=r[1],
-                timestamp=r[2],
-                run_id=r[3],
-                source=r[4],
-                payload=unpack_json(r[5], self._fetch_blobs),
-            )
-            for r in rows
-        ]
+        with self._decoding(f"an event of run {run_id}"):
+            return [
+                Event(
+                    event_id=r[0],
+                    type=r[1],
+                    timestamp=r[2],
+                    run_id=r[3],
+                    source=r[4],
+                    payload=unpack_json(r[5], self._fetch_blobs),
+                )
+                for r in rows
+            ]
 
     def put_checkpoint_items(
         self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
@@ -449,13 +465,14 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             ).fetchone()
         if row is None:
             return None
-        return SessionRecord(
-            id=row[0],
-            worker_name=row[1],
-            metadata=json.loads(row[2]),
-            created_at=row[3],
-            updated_at=row[4],
-        )
+        with self._decoding(f"session {session_id}"):
+            return SessionRecord(
+                id=row[0],
+                worker_name=row[1],
+                metadata=json.loads(row[2]),
+                created_at=row[3],
+                updated_at=row[4],
+            )
 
     def get_messages(self, session_id: str) -> list[Message]:
         with self._db.connection() as conn:
@@ -464,7 +481,8 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 " ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        return [Message.model_validate_json(row[0]) for row in rows]
+        with self._decoding(f"a message of session {session_id}"):
+            return [Message.model_validate_json(row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
         now = utc_now()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import Field
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
+from deskwork.store._decoding import decoding
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
@@ -167,13 +169,14 @@ class SQLiteSessionStore(SessionStore):
             ).fetchone()
         if row is None:
             return None
-        return SessionRecord(
-            id=row[0],
-            worker_name=row[1],
-            metadata=json.loads(row[2]),
-            created_at=datetime.fromisoformat(row[3]),
-            updated_at=datetime.fromisoformat(row[4]),
-        )
+        with self._decoding(f"session {session_id}"):
+            return SessionRecord(
+                id=row[0],
+                worker_name=row[1],
+                metadata=json.loads(row[2]),
+                created_at=datetime.fromisoformat(row[3]),
+                updated_at=datetime.fromisoformat(row[4]),
+            )
 
     def get_messages(self, session_id: str) -> list[Message]:
         with self._db.locked() as conn:
@@ -181,7 +184,8 @@ class SQLiteSessionStore(SessionStore):
                 "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
                 (session_id,),
             ).fetchall()
-        return [Message.model_validate_json(row[0]) for row in rows]
+        with self._decoding(f"a message of session {session_id}"):
+            return [Message.model_validate_json(row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
         now = utc_now().isoformat()
@@ -202,3 +206,9 @@ class SQLiteSessionStore(SessionStore):
 
     def close(self) -> None:
         self._db.close()
+
+    def _decoding(self, what: str) -> AbstractContextManager[None]:
+        """A stored value damaged in place (the file itself sound) is a StoreError too."""
+        from deskwork.store._sqlite import _damaged
+
+        return decoding(what, lambda problem: _damaged(self._db.path, problem))
