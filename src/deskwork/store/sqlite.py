@@ -25,11 +25,18 @@ from typing import Any
 from deskwork.core.event import Event
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
-from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
+from deskwork.store._blobs import (
+    Fetch,
+    check_text,
+    pack_json,
+    pack_jsonable,
+    pack_model,
+    unpack_json,
+)
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase, _damaged
 from deskwork.store.base import RunStore
-from deskwork.utils import to_jsonable, utc_now
+from deskwork.utils import utc_now
 
 __all__ = ["SQLiteRunStore"]
 
@@ -184,7 +191,7 @@ class SQLiteRunStore(RunStore):
         now = utc_now().isoformat()
         owner = current_owner().model_dump_json()
         blobs: dict[str, str] = {}
-        stored_input = pack_json(to_jsonable(input_payload), blobs)
+        stored_input = pack_jsonable(input_payload, blobs)
         return (_INSERT_RUN, (run_id, stored_input, now, now, runner, owner)), blobs
 
     def update_run(
@@ -198,8 +205,8 @@ class SQLiteRunStore(RunStore):
         blobs: dict[str, str] = {}
         values = (
             check_text(output),
-            pack_json(to_jsonable(output_json), blobs),
-            pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
+            pack_jsonable(output_json, blobs),
+            pack_model(state, blobs),
         )
         with self._write() as conn:
             self._put_blobs(conn, blobs)
