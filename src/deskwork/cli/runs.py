@@ -20,7 +20,14 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.state import RunRecord
 from deskwork.exceptions import DeskworkError
 from deskwork.store._owner import owner_alive, shown_status
-from deskwork.store._url import open_run_store, redact_url, resolve_database_url, sqlite_path
+from deskwork.store._url import (
+    is_postgres,
+    open_run_store,
+    redact_url,
+    resolve_database_url,
+    scrub,
+    sqlite_path,
+)
 from deskwork.store.base import RunStore
 from deskwork.utils import new_id, utc_now
 
@@ -193,6 +200,9 @@ def fail_run(
             if problem or record is None:
                 print(problem, file=sys.stderr)
                 return 1
+            durable = _cancel_durable(resolve_database_url(database_url, storage_dir), run_id)
+            if durable is None:
+                return 1
             reason = f"ended by 'deskwork runs fail' (was {shown_status(record)})"
             store.add_event(
                 Event(
@@ -207,8 +217,31 @@ def fail_run(
             store.update_run(run_id, "failed", record.output, record.output_json, record.state)
     except _NoStore:
         return 1
-    print(f"run {run_id} is now failed")
+    print(
+        f"run {run_id} is now failed" + (" (its durable workflow is cancelled)" if durable else "")
+    )
     return 0
+
+
+def _cancel_durable(url: str, run_id: str) -> bool | None:
+    """Cancel the DBOS workflow of ``run_id`` when the database is durable, so no worker
+    continues the run after it is failed: ``True`` if cancelled, ``False`` if the run has
+    no durable workflow, ``None`` (after printing why) if the cancel failed."""
+    try:
+        from deskwork.runtime._durable import cancel_in_database
+    except ImportError:  # no dbos extra: no durable runs here
+        return False
+    try:
+        return cancel_in_database(url, run_id)
+    except Exception as exc:
+        if is_postgres(url) and "workflow_status" in str(exc):
+            return False  # no DBOS tables in this database: it never ran durable runs
+        print(
+            f"error: cannot cancel the durable workflow of {run_id} on {redact_url(url)}:"
+            f" {type(exc).__name__}: {scrub(str(exc), url)}",
+            file=sys.stderr,
+        )
+        return None
 
 
 def _why_not_fail(record: RunRecord | None, run_id: str, force: bool) -> str:

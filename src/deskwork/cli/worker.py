@@ -10,6 +10,7 @@ SIGINT/SIGTERM. Runs it still holds when it stops are taken over by another work
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -19,6 +20,9 @@ from typing import Any
 from deskwork.exceptions import ConfigurationError
 
 __all__ = ["add_worker_parser", "load_desk", "run_worker", "serve"]
+
+TAKEOVER_SECONDS = 5.0
+_log = logging.getLogger("deskwork.worker")
 
 
 def load_desk(target: str) -> Any:
@@ -50,26 +54,41 @@ def load_desk(target: str) -> Any:
 
 
 def serve(
-    target: str, *, queue: str = "default", concurrency: int | None = None, drain: int = 10
+    target: str,
+    *,
+    queue: str = "default",
+    concurrency: int | None = None,
+    drain: int = 10,
+    queue_concurrency: int | None = None,
+    rate: int | None = None,
+    takeover_every: float = TAKEOVER_SECONDS,
 ) -> int:
     """Serve ``queue`` for the desk at ``target`` until SIGINT/SIGTERM; the exit code.
 
-    On a signal the worker stops taking runs, waits up to ``drain`` seconds for the runs it
+    ``concurrency`` (runs at once in each worker), ``queue_concurrency`` (across all workers)
+    and ``rate`` (model requests per minute, across all workers) are stored with the queue
+    in the database, over what the desk declares (``desk.queue``). Every ``takeover_every``
+    seconds the worker takes over the runs of workers that died (their executor lock is
+    free). On a signal it stops taking runs, waits up to ``drain`` seconds for the runs it
     holds, and leaves the rest unfinished for another worker or ``recover()``.
     """
-    if concurrency is not None and concurrency < 1:
-        print("error: --concurrency must be >= 1", file=sys.stderr)
+    problem = _bad_limits(concurrency, queue_concurrency, rate)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     os.environ["DESKWORK_QUEUES"] = queue  # read when DBOS launches: serve only this queue
     try:
         desk = load_desk(target)
         from deskwork.runtime import _durable
 
+        settings = _settings(_durable, queue, concurrency, queue_concurrency, rate)
         engine = _durable.engine_for(desk, queues=[])  # serve nothing until configured
-        engine.queue(queue, concurrency)
+        if settings is not None:
+            _durable.declare_queue(desk, settings)
+        engine.queue(queue)
         engine.listen([queue])
         recovered = _durable.hand_back(desk)  # this worker's queue threads run them
-    except ConfigurationError as exc:
+    except (ConfigurationError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
@@ -80,18 +99,72 @@ def serve(
         f" (recovered {len(recovered)} runs)",
         flush=True,
     )
-    stop.wait()
+    _take_over_until(stop, desk, takeover_every)
     _durable.release(desk, drain_seconds=drain)
     desk.close()
     return 0
 
 
+def _bad_limits(*limits: int | None) -> str:
+    names = ("--concurrency", "--queue-concurrency", "--rate")
+    for name, value in zip(names, limits, strict=True):
+        if value is not None and value < 1:
+            return f"{name} must be >= 1"
+    return ""
+
+
+def _settings(
+    durable: Any, queue: str, concurrency: int | None, across: int | None, rate: int | None
+) -> Any:
+    """The queue's settings: the desk's declaration with the command line's flags over it
+    (``None`` when neither sets anything)."""
+    declared = durable._declared.get(queue)
+    if declared is None and concurrency is None and across is None and rate is None:
+        return None
+    base = declared or durable.QueueSettings(queue)
+    return durable.QueueSettings(
+        queue,
+        concurrency=across if across is not None else base.concurrency,
+        worker_concurrency=concurrency if concurrency is not None else base.worker_concurrency,
+        model_requests_per_minute=rate if rate is not None else base.model_requests_per_minute,
+    )
+
+
+def _take_over_until(stop: threading.Event, desk: Any, every: float) -> None:
+    """Until ``stop``: every ``every`` seconds, hand the runs of dead workers back to their
+    queues (a dead worker's executor lock is free; a live one's never is)."""
+    from deskwork.runtime import _durable
+
+    while not stop.wait(every if every > 0 else None):
+        try:
+            taken = _durable.hand_back(desk)
+        except Exception as exc:  # the database may be briefly unreachable: try again later
+            _log.warning("taking over the runs of dead workers failed: %s", exc)
+            continue
+        if taken:
+            _log.warning("took over %d runs of dead workers", len(taken))
+
+
 def add_worker_parser(sub: Any) -> None:
-    """``deskwork worker MODULE:ATTR [--queue NAME] [--concurrency N]``."""
+    """``deskwork worker MODULE:ATTR [--queue NAME] [--concurrency N] [--rate N] ...``."""
     worker = sub.add_parser("worker", help="serve a durable desk's queue (MODULE:ATTR)")
     worker.add_argument("target", help="the Desk(durable=True), for example myapp:desk")
     worker.add_argument("--queue", default="default", help="the queue to serve (default)")
     worker.add_argument("--concurrency", type=int, help="runs at once in each worker")
+    worker.add_argument(
+        "--queue-concurrency", type=int, help="runs of the queue at once across all workers"
+    )
+    worker.add_argument(
+        "--rate",
+        type=int,
+        help="model requests per minute for the queue's runs, across all workers",
+    )
+    worker.add_argument(
+        "--takeover-every",
+        type=float,
+        default=TAKEOVER_SECONDS,
+        help="seconds between looks for runs of dead workers to take over (0: only at start)",
+    )
     worker.add_argument(
         "--drain",
         type=int,
@@ -102,4 +175,12 @@ def add_worker_parser(sub: Any) -> None:
 
 def run_worker(args: Any) -> int:
     """Run the ``worker`` command."""
-    return serve(args.target, queue=args.queue, concurrency=args.concurrency, drain=args.drain)
+    return serve(
+        args.target,
+        queue=args.queue,
+        concurrency=args.concurrency,
+        drain=args.drain,
+        queue_concurrency=args.queue_concurrency,
+        rate=args.rate,
+        takeover_every=args.takeover_every,
+    )

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
@@ -46,10 +47,12 @@ from deskwork.runtime._durable_steps import (
     Replay,
     StepFailedError,
     in_run,
+    in_workflow,
     tool_step,
 )
 from deskwork.runtime._durable_versions import code_digest, pinned_version, refusal
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
+from deskwork.runtime._queues import MODEL_RATE_PERIOD_SECONDS, QueueSettings
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
 
@@ -58,25 +61,32 @@ if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
     from deskwork.runtime.runner import Runner
 
-from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
+from dbos import DBOS, SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 
 __all__ = [
     "RUN_RECOVERED",
     "RUN_UNRECOVERABLE",
     "WORKFLOW_NAME",
     "DurableAdapter",
+    "QueueSettings",
     "StepFailedError",
+    "cancel_in_database",
+    "declare_queue",
     "engine_for",
+    "gate_name",
     "in_run",
 ]
 
 WORKFLOW_NAME = "deskwork.run"
+ADMIT_NAME = "deskwork.admit"
+"""The workflow that admits one model call of a rate-limited queue (see :func:`gate_name`)."""
 RUN_RECOVERED = EventType.RUN_RECOVERED
 """Emitted when a recovered run picks up (after the events it had stored before)."""
 RUN_UNRECOVERABLE = EventType.RUN_UNRECOVERABLE
 """Emitted (once) when ``recover()`` cannot continue a run; its payload says why."""
 APP_NAME = "deskwork"
 QUEUE_POLL_SECONDS = 0.2
+GATE_POLL_SECONDS = 0.1
 MAX_PRIORITY = 2**31 - 1
 RESULT_POLL_SECONDS = 0.05
 _DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
@@ -116,6 +126,10 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
             report = await _resume(desk, runner, request)
         else:
             report = await _run(desk, runner, request, recovered=record is not None)
+    except BaseException:  # DBOS stops a cancelled or timed-out workflow at its next step
+        if not _stopping.is_set():
+            await _end_if_cancelled(desk, run_id, request.get("workflow_id", run_id))
+        raise
     finally:
         tool_step_hook.reset(token)
     if request.get("caller") == DBOS.executor_id:  # the caller awaits it in this process
@@ -150,7 +164,49 @@ def _run_config(
     if request.get("limits"):
         config = config.with_overrides(**request["limits"])
     config.events = events
+    gate = request.get("gate")
+    if gate and isinstance(config.adapter, DurableAdapter):
+        config.adapter = RateGatedAdapter(config.adapter.inner, gate)
     return config
+
+
+# -- rate limits: each model call admitted by a rate-limited DBOS queue ------------------------
+
+
+def gate_name(queue: str) -> str:
+    """The DBOS queue that admits the model calls of runs on ``queue``. Its DBOS limiter
+    (``model_requests_per_minute`` per 60 s) is counted in the database, across every
+    worker, so the limit holds however many processes serve ``queue``."""
+    return f"{queue}:model-requests"
+
+
+@DBOS.workflow(name=ADMIT_NAME)
+async def _admit_workflow() -> None:
+    """One model call admitted: starting this workflow is what the gate's limiter counts."""
+
+
+class RateGatedAdapter(DurableAdapter):
+    """A :class:`DurableAdapter` whose every call inside a durable run first waits for
+    admission on the rate-limited queue ``gate``: a child workflow enqueued there, which a
+    worker starts only when the queue's limiter has room. The admission is checkpointed
+    like any child workflow, so a recovered run does not wait (or count) twice."""
+
+    def __init__(self, inner: BaseModelAdapter, gate: str) -> None:
+        super().__init__(inner)
+        self.gate = gate
+
+    async def _admitted(self) -> None:
+        if in_workflow():
+            handle = await DBOS.enqueue_workflow_async(self.gate, _admit_workflow)
+            await handle.get_result()
+
+    async def acomplete(self, **params: Any) -> Any:
+        await self._admitted()
+        return await super().acomplete(**params)
+
+    async def astructured_complete(self, **params: Any) -> ModelResponse:
+        await self._admitted()
+        return await super().astructured_complete(**params)
 
 
 async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered: bool) -> Report:
@@ -356,21 +412,50 @@ class _Engine:
                 return desk, runner
         return (desks[0] if desks else None), None
 
-    def queue(self, name: str, concurrency: int | None = None) -> None:
-        if name in self.queues and concurrency is None:
+    def queue(self, name: str) -> None:
+        """Make sure ``name`` exists in the database: the declared settings of this process
+        if it has any (:func:`declare_queue`), else the stored ones (or none)."""
+        if name in self.queues:
+            return
+        declared = _declared.get(name)
+        if declared is not None:
+            self.configure(declared)
             return
         DBOS.register_queue(
-            name,
-            worker_concurrency=concurrency,
-            polling_interval_sec=QUEUE_POLL_SECONDS,
-            on_conflict="always_update" if concurrency is not None else "never_update",
+            name, polling_interval_sec=QUEUE_POLL_SECONDS, on_conflict="never_update"
         )
         self.queues.add(name)
 
+    def configure(self, settings: QueueSettings) -> None:
+        """Store ``settings`` in the database (every worker reads them there), with the
+        rate-limited admission queue of its model calls (:func:`gate_name`)."""
+        DBOS.register_queue(
+            settings.name,
+            global_concurrency=settings.concurrency,
+            worker_concurrency=settings.worker_concurrency,
+            polling_interval_sec=QUEUE_POLL_SECONDS,
+            on_conflict="always_update",
+        )
+        self.queues.add(settings.name)
+        gate, rpm = gate_name(settings.name), settings.model_requests_per_minute
+        if rpm is not None or DBOS.retrieve_queue(gate) is not None:
+            DBOS.register_queue(
+                gate,
+                limiter=None
+                if rpm is None
+                else {"limit": rpm, "period": MODEL_RATE_PERIOD_SECONDS},
+                polling_interval_sec=GATE_POLL_SECONDS,
+                on_conflict="always_update",
+            )
+
+    def configure_all(self, declared: list[QueueSettings]) -> None:
+        for settings in declared:
+            self.configure(settings)
+
     def listen(self, queues: list[str]) -> None:
-        """Start serving ``queues`` (after their settings are stored: a queue's worker
-        concurrency applies from the first run this process takes)."""
-        _dbos()._listening_queues = list(queues)
+        """Start serving ``queues`` and the admission queues of their model calls (after
+        their settings are stored: they apply from the first run this process takes)."""
+        _dbos()._listening_queues = _with_gates(queues)
 
     def shutdown(self, drain_seconds: int = 0) -> None:
         """Stop DBOS: wait up to ``drain_seconds`` for running runs, then cancel the rest
@@ -412,7 +497,27 @@ def _env_queues() -> list[str] | None:
     raw = os.environ.get("DESKWORK_QUEUES")
     if raw is None:
         return None
-    return [name.strip() for name in raw.split(",") if name.strip()]
+    return _with_gates([name.strip() for name in raw.split(",") if name.strip()])
+
+
+def _with_gates(queues: list[str]) -> list[str]:
+    """``queues`` and their admission queues: a process that runs a queue's runs also
+    admits their model calls (a run waiting for admission needs a process to admit it)."""
+    return [*queues, *(gate_name(q) for q in queues)]
+
+
+_declared: dict[str, QueueSettings] = {}
+"""Queue settings declared in this process (``desk.queue``), stored when DBOS runs."""
+
+
+def declare_queue(desk: Desk, settings: QueueSettings) -> None:
+    """Declare ``settings`` for this process; they are stored in the database now if DBOS
+    runs, else when it starts (the last process to store a queue's settings sets them)."""
+    _declared[settings.name] = settings
+    with _engine_lock:
+        engine = _current[0] if _current else None
+    if engine is not None:
+        _off_loop(lambda: engine.configure(settings))
 
 
 _engine_lock = threading.Lock()
@@ -442,7 +547,9 @@ def engine_for(desk: Desk, *, queues: list[str] | None = None) -> _Engine:
                 )
             _current.pop().shutdown()
         if not _current:
-            _current.append(_Engine(desk.database_url, _env_queues() if queues is None else queues))
+            engine = _Engine(desk.database_url, _env_queues() if queues is None else queues)
+            _current.append(engine)
+            _off_loop(lambda: engine.configure_all(list(_declared.values())))
         engine = _current[0]
         engine.desks.add(desk)
         return engine
@@ -503,28 +610,46 @@ async def arun(
 
 
 def submit(
-    desk: Desk, runner: Runner, job: Job, run_id: str, queue: str, priority: int | None
+    desk: Desk,
+    runner: Runner,
+    job: Job,
+    run_id: str,
+    queue: str,
+    priority: int | None,
+    timeout: float | None = None,
 ) -> str:
     """Enqueue ``job`` on ``queue``; returns ``run_id`` at once.
 
     Raises:
-        ValueError: ``priority`` is not 1 .. 2**31 - 1, or ``queue`` is empty.
+        ValueError: ``priority`` is not 1 .. 2**31 - 1, ``queue`` is empty, or ``timeout``
+            is not a positive number of seconds.
     """
     if priority is not None and not 1 <= priority <= MAX_PRIORITY:
         raise ValueError(f"priority must be 1 .. {MAX_PRIORITY} (lower runs first)")
     if not queue or not queue.strip():
         raise ValueError("queue must be a non-empty name")
+    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
+        raise ValueError("timeout must be a positive number of seconds (or None)")
     engine = engine_for(desk)
     desk.register(runner)
-    request = _request(run_id, runner, job, None, None)
+    request = {**_request(run_id, runner, job, None, None), "queue": queue, "timeout": timeout}
 
     def enqueue() -> None:
         engine.queue(queue)
-        with SetWorkflowID(run_id), SetEnqueueOptions(priority=priority):
+        request["gate"] = gate_name(queue) if _rate_limited(queue) else None
+        limit = SetWorkflowTimeout(timeout) if timeout is not None else contextlib.nullcontext()
+        with SetWorkflowID(run_id), SetEnqueueOptions(priority=priority), limit:
             DBOS.enqueue_workflow(queue, _run_workflow, request)
 
     _off_loop(enqueue)
     return run_id
+
+
+def _rate_limited(queue: str) -> bool:
+    """Whether ``queue`` has a model-request limit in the database now (the run keeps the
+    answer in its input, so a recovered run passes the same gates)."""
+    gate = DBOS.retrieve_queue(gate_name(queue))
+    return gate is not None and gate.limiter is not None
 
 
 def _off_loop(call: Callable[[], Any]) -> Any:
@@ -575,7 +700,7 @@ async def _await_workflow(
             raise TimeoutError(f"run {run_id} did not end within {timeout} s")
         await asyncio.sleep(RESULT_POLL_SECONDS)
     if status.status == "CANCELLED":
-        return _cancelled(desk, run_id)
+        return _end_run(desk, run_id, _stop_reason(status))
     if status.status != "SUCCESS":
         return _failed_run(desk, run_id, status.error)
     return _finished(desk, run_id)
@@ -591,6 +716,11 @@ def _finished(desk: Desk, run_id: str) -> Report:
 def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
     """A workflow that raised (a runner not registered where it ran, say): the run fails."""
     message = f"{type(error).__name__}: {redact_text(str(error))}" if error else "failed"
+    return _end_run(desk, run_id, message)
+
+
+def _end_run(desk: Desk, run_id: str, message: str) -> Report:
+    """End ``run_id`` ``failed`` with ``message`` unless it has ended already; its report."""
     record = desk.run_store.get_run(run_id)
     if record is None:
         desk.run_store.begin_run(run_id, None)
@@ -603,19 +733,70 @@ def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
     return report
 
 
-def _cancelled(desk: Desk, run_id: str) -> Report:
-    return _failed_run(desk, run_id, _Cancelled("run cancelled"))
+CANCELLED = "run cancelled"
 
 
-class _Cancelled(Exception):
-    pass
+def _stop_reason(status: Any) -> str:
+    """Why DBOS cancelled a workflow: its timeout (it ended at or after its deadline) or
+    a cancel."""
+    deadline, timeout_ms = status.workflow_deadline_epoch_ms, status.workflow_timeout_ms
+    ended = status.completed_at or status.updated_at or 0
+    if deadline is not None and timeout_ms is not None and ended >= deadline:
+        return f"run timed out: it ran longer than its timeout of {timeout_ms / 1000:g} s"
+    return CANCELLED
+
+
+async def _end_if_cancelled(desk: Desk, run_id: str, workflow_id: str) -> None:
+    """After the workflow of ``run_id`` was stopped mid-run: if DBOS cancelled it (a cancel
+    or its timeout), end the run ``failed`` with the reason, so the store never keeps a
+    cancelled run ``running``. Anything else leaves it alone.
+
+    The status is read on a thread without the workflow's DBOS context (``run_in_executor``
+    copies no context): read inside the workflow it would be a recorded step, and a
+    recovered run would no longer replay."""
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(Exception):
+        status = await loop.run_in_executor(None, DBOS.get_workflow_status, workflow_id)
+        if status is not None and status.status == "CANCELLED":
+            await loop.run_in_executor(None, _end_run, desk, run_id, _stop_reason(status))
 
 
 def cancel(desk: Desk, run_id: str) -> None:
-    """Cancel a queued or running durable run: it stops at its next step and ends ``failed``."""
+    """Cancel a queued or running durable run: it stops at its next step and ends ``failed``
+    ("run cancelled"). Its child workflows (model-call admissions, fanned-out members) are
+    cancelled with it."""
     engine_for(desk)
-    _off_loop(lambda: DBOS.cancel_workflow(run_id))
-    _cancelled(desk, run_id)
+    _off_loop(lambda: _cancel_workflows(run_id))
+    _end_run(desk, run_id, CANCELLED)
+
+
+def _cancel_workflows(run_id: str) -> None:
+    workflow_ids = {run_id, _latest_workflow(run_id)}
+    DBOS.cancel_workflows(sorted(workflow_ids), cancel_children=True)
+
+
+def cancel_in_database(database_url: str, run_id: str) -> bool:
+    """Cancel the DBOS workflows of ``run_id`` (and their children) in the durable
+    database at ``database_url``, from a process that runs no durable desk (``deskwork runs
+    fail``); ``False`` when that database holds no durable workflow of ``run_id``."""
+    from dbos import DBOSClient
+
+    path = sqlite_path(_system_url(database_url))
+    if path is not None and not path.exists():
+        return False
+    client = DBOSClient(system_database_url=_system_url(database_url))
+    try:
+        found = client.list_workflows(
+            workflow_ids=[run_id], load_input=False, load_output=False
+        ) + client.list_workflows(
+            workflow_id_prefix=f"{run_id}.resume.", load_input=False, load_output=False
+        )
+        if not found:
+            return False
+        client.cancel_workflows([w.workflow_id for w in found], cancel_children=True)
+        return True
+    finally:
+        client.destroy()
 
 
 # -- recovery -------------------------------------------------------------------------------
@@ -644,7 +825,7 @@ def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
 
     pending = DBOS.list_workflows(
         status="PENDING",
-        name=WORKFLOW_NAME,
+        name=[WORKFLOW_NAME, ADMIT_NAME],
         application_name=engine.app_name,
         load_output=False,
     )
@@ -659,6 +840,10 @@ def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
             if not dead:
                 continue
             for status in statuses:
+                target = GetPendingWorkflowsOutput(workflow_id=status.workflow_id, shard_key=None)
+                if status.name == ADMIT_NAME:  # an admission: back to its rate-limited queue
+                    _recover_workflow(dbos, target, [executor_id])
+                    continue
                 request = _request_of(status)
                 runner = None if request is None else engine.find(*_runner_key(request))[1]
                 if request is None or runner is None:
@@ -669,7 +854,6 @@ def _take_over(desk: Desk, engine: _Engine) -> list[tuple[str, str]]:
                 if why is not None:
                     _mark_unrecoverable(desk, request["run_id"], request, why)
                     continue
-                target = GetPendingWorkflowsOutput(workflow_id=status.workflow_id, shard_key=None)
                 _recover_workflow(dbos, target, [executor_id])
                 taken.append((request["run_id"], status.workflow_id))
     return taken

@@ -45,6 +45,7 @@ from deskwork.utils import new_id, to_jsonable
 if TYPE_CHECKING:
     from langgraph.pregel import Pregel
 
+    from deskwork.runtime._queues import QueueSettings
     from deskwork.runtime.session import WorkerSession
     from deskwork.runtime.worker import Worker
     from deskwork.store.session import SessionStore
@@ -534,22 +535,56 @@ class Desk:
         queue: str = "default",
         priority: int | None = None,
         run_id: str | None = None,
+        timeout: float | None = None,
     ) -> str:
         """Queue ``job`` for a durable worker (this process or ``deskwork worker``); returns
         the run id at once. ``priority`` is 1 .. 2**31 - 1; lower runs first, and runs
-        without one before any with one.
+        without one before any with one. ``timeout`` (seconds, counted from when a worker
+        starts the run) ends a run that runs longer ``failed`` ("run timed out"), at its
+        next model or tool call.
 
         Raises:
             ConfigurationError: the desk is not durable, or the database is unreachable.
-            ValueError: a bad ``priority`` or an empty ``queue`` name.
+            ValueError: a bad ``priority`` or ``timeout``, or an empty ``queue`` name.
         """
         job = job if isinstance(job, Job) else Job(input=job)
         run_id = self._claim_run_id(run_id)
         self._starting.discard(run_id)
         submitted: str = self._durable_api().submit(
-            self, _as_runner(runner), job, run_id, queue, priority
+            self, _as_runner(runner), job, run_id, queue, priority, timeout
         )
         return submitted
+
+    def queue(
+        self,
+        name: str,
+        *,
+        concurrency: int | None = None,
+        worker_concurrency: int | None = None,
+        model_requests_per_minute: int | None = None,
+    ) -> QueueSettings:
+        """Set the limits of the durable queue ``name``, for every worker process.
+
+        The settings are stored in the database (DBOS's queue table) when this process
+        starts durable work, or at once if it has; every worker reads them there. Declare
+        them at import, next to ``desk.register(...)``.
+
+        Args:
+            name: the queue (``submit(..., queue=name)``, ``deskwork worker --queue name``).
+            concurrency: runs of the queue at once, across all workers.
+            worker_concurrency: runs of the queue at once in each worker process.
+            model_requests_per_minute: model calls that runs of the queue may start in any
+                rolling minute, across all workers; a call over the limit waits its turn.
+
+        Raises:
+            ConfigurationError: the desk is not durable.
+            ValueError: a limit below 1, or ``worker_concurrency`` above ``concurrency``.
+        """
+        from deskwork.runtime._queues import QueueSettings
+
+        settings = QueueSettings(name, concurrency, worker_concurrency, model_requests_per_minute)
+        self._durable_api().declare_queue(self, settings)
+        return settings
 
     async def aresult(self, run_id: str, timeout: float | None = None) -> Report:
         """Wait for the durable run ``run_id`` and return its report.

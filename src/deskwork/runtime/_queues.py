@@ -1,0 +1,48 @@
+"""The settings of a durable queue (``desk.queue(...)``, ``deskwork worker --rate ...``).
+
+A queue's settings live in DBOS's queue table in the database, not in one process: every
+worker reads them there on each poll, so they hold across all worker processes on all
+machines. This module only describes and checks them; ``_durable`` stores them (it imports
+DBOS, this module does not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["QueueSettings"]
+
+MODEL_RATE_PERIOD_SECONDS = 60.0
+"""The rolling window of ``model_requests_per_minute``."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSettings:
+    """How runs of one durable queue are admitted, across every worker process."""
+
+    name: str
+    """The queue (``desk.submit(..., queue=name)``, ``deskwork worker --queue name``)."""
+    concurrency: int | None = None
+    """Runs of this queue running at once across all workers (``None``: no limit)."""
+    worker_concurrency: int | None = None
+    """Runs of this queue running at once in each worker process (``None``: no limit)."""
+    model_requests_per_minute: int | None = None
+    """Model calls that runs of this queue may start in any rolling minute, counted across
+    all workers (``None``: no limit). A call over the limit waits for its turn."""
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.strip():
+            raise ValueError("a queue needs a non-empty name")
+        for field in ("concurrency", "worker_concurrency", "model_requests_per_minute"):
+            value = getattr(self, field)
+            if value is not None and (isinstance(value, bool) or value < 1):
+                raise ValueError(f"queue {self.name!r}: {field} must be >= 1 (or None)")
+        if (
+            self.concurrency is not None
+            and self.worker_concurrency is not None
+            and self.worker_concurrency > self.concurrency
+        ):
+            raise ValueError(
+                f"queue {self.name!r}: worker_concurrency ({self.worker_concurrency}) cannot"
+                f" exceed concurrency ({self.concurrency})"
+            )
