@@ -70,6 +70,9 @@ class PostgresDatabase:
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
+            # a connection the server dropped (a restart, a network cut) is replaced on
+            # checkout instead of failing the next write
+            check=pool_module.ConnectionPool.check_connection,
             open=False,
             name="deskwork",
         )
