@@ -1,11 +1,12 @@
 """The application of the fan-out tests: ``deskwork worker fanout_app:desk --queue fanout``
 processes run the members; ``python fanout_app.py run RUNNER...`` runs ``team`` (a
-collaborate workforce) and/or ``spread`` (a flow of one ``Parallel``) from a process that
-serves no queue, and prints the reports.
+collaborate workforce), ``spread`` (a flow of one ``Parallel``) or ``crew`` (a collaborate
+workforce of slow members) from a process that serves no queue, and prints the reports;
+``python fanout_app.py finish RUNNER`` recovers and waits for its latest run.
 
 Its directory is ``$DURABLE_DIR``. Each of the four members asks the model (0.15 s), calls
-the tool ``mark`` once, then answers (0.15 s, or ``$ANSWER_LATENCY`` s). ``mark`` logs the
-member and its process in ``marks``; each answer is logged in ``answers`` as it starts.
+the tool ``mark`` once, then answers (0.15 s; 1.5 s for the crew's members). ``mark`` logs
+the member and its process in ``marks``; each answer is logged in ``answers`` as it starts.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deskwork import Desk, Worker, Workforce
+from deskwork import Desk, Report, Worker, Workforce
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
 from deskwork.workflow import Parallel, Step
 
 HERE = Path(os.environ.get("DURABLE_DIR", "."))
 LATENCY = 0.15
+SLOW_ANSWER = 1.5
 
 
 def _log(name: str, line: str) -> None:
@@ -42,7 +44,7 @@ def _model(messages: list[dict[str, Any]], tools: Any) -> Any:
     if not any(m.get("role") == "tool" for m in messages):
         return call_tool("mark", member=member)
     _log("answers", f"{member} {os.getpid()}")
-    latency = float(os.environ.get("ANSWER_LATENCY", LATENCY))
+    latency = SLOW_ANSWER if member.startswith("c") else LATENCY
     return reply(f"{member} done by {os.getpid()}", latency=latency)
 
 
@@ -65,19 +67,28 @@ spread = desk.flow(
     [Parallel(*(Step(w) for w in _members("b")), name="branches", distribute="fanout")],
     name="spread",
 )
+crew = Workforce(_members("c"), mode="collaborate", name="crew", distribute="fanout")
 desk.register(team)
 desk.register(spread)
-RUNNERS = {"team": team, "spread": spread}
+desk.register(crew)
+RUNNERS = {"team": team, "spread": spread, "crew": crew}
+
+
+def _out(reports: list[Report]) -> str:
+    fields = ("run_id", "status", "content", "data", "errors", "metrics")
+    out = [{name: getattr(report, name) for name in fields} for report in reports]
+    for item, report in zip(out, reports, strict=True):
+        item["events"] = [[e.type, e.payload] for e in report.events]
+    return json.dumps(out, default=str)
 
 
 def main(argv: list[str]) -> None:
     if argv[0] == "run":  # run RUNNER...: run each here (members on the workers), print them
-        reports = [desk.run(RUNNERS[name], "go") for name in argv[1:]]
-        fields = ("run_id", "status", "content", "data", "errors", "metrics")
-        out = [{name: getattr(report, name) for name in fields} for report in reports]
-        for item, report in zip(out, reports, strict=True):
-            item["events"] = [[e.type, e.payload] for e in report.events]
-        print(json.dumps(out, default=str))
+        print(_out([desk.run(RUNNERS[name], "go") for name in argv[1:]]), flush=True)
+    elif argv[0] == "finish":  # finish RUNNER: recover, then wait for its latest run
+        desk.recover()  # (a live worker may have taken the run over already)
+        [record] = desk.run_store.list_runs(1, runner=argv[1])
+        print(_out([desk.result(record.run_id, timeout=60)]), flush=True)
     desk.close()
 
 

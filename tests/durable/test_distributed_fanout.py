@@ -12,13 +12,22 @@ import os
 import signal
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from durablekit import HERE, PYTHON, app_env, lines, open_store, wait_for
 
-MEMBERS = {"team": ["m1", "m2", "m3", "m4"], "spread": ["b1", "b2", "b3", "b4"]}
+from deskwork import Desk, Worker, Workforce
+from deskwork.testing import ScriptedAdapter, Turn, fail, reply
+from deskwork.workflow import Parallel, Step
+
+MEMBERS = {
+    "team": ["m1", "m2", "m3", "m4"],
+    "spread": ["b1", "b2", "b3", "b4"],
+    "crew": ["c1", "c2", "c3", "c4"],
+}
 
 
 def _workers(directory: Path, count: int) -> list[subprocess.Popen[str]]:
@@ -53,11 +62,12 @@ def _stop(procs: list[subprocess.Popen[str]]) -> None:
             proc.kill()
 
 
-def _start_runs(directory: Path, *runners: str, **env: str) -> subprocess.Popen[str]:
-    """``fanout_app.py run RUNNER...`` in a process that serves no queue."""
+def _app(directory: Path, *args: str) -> subprocess.Popen[str]:
+    """``fanout_app.py ARGS`` in a process that serves no queue (``run RUNNER...``,
+    ``finish RUNNER``)."""
     return subprocess.Popen(
-        [PYTHON, str(HERE / "fanout_app.py"), "run", *runners],
-        env=app_env(directory, DESKWORK_QUEUES="", **env),
+        [PYTHON, str(HERE / "fanout_app.py"), *args],
+        env=app_env(directory, DESKWORK_QUEUES=""),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -80,29 +90,47 @@ def _marks(directory: Path) -> dict[str, list[int]]:
     return by_member
 
 
+def _answering_twice(directory: Path) -> int | None:
+    """The pid of a process that has started two answers, if any."""
+    pids = Counter(int(line.split()[1]) for line in lines(directory / "answers"))
+    return next((pid for pid, count in pids.items() if count >= 2), None)
+
+
 def _ended(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [payload for kind, payload in report["events"] if kind == "fanout.member_ended"]
 
 
-class Spread:
-    """One run of ``team`` and one of ``spread`` on two workers (shared by the tests)."""
+class Cluster:
+    """Two workers on one database, shared by the tests of this module."""
 
-    def __init__(self, directory: Path, workers: list[int], reports: list[dict[str, Any]]):
+    def __init__(self, directory: Path, workers: list[subprocess.Popen[str]]) -> None:
         self.directory = directory
-        self.worker_pids = set(workers)
-        self.reports = dict(zip(("team", "spread"), reports, strict=True))
-        self.marks = _marks(directory)
+        self.worker_pids = {proc.pid for proc in workers}
 
 
 @pytest.fixture(scope="module")
-def spread(tmp_path_factory: pytest.TempPathFactory) -> Spread:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     directory = tmp_path_factory.mktemp("fanout")
     workers = _workers(directory, 2)
     try:
-        reports = _reports(_start_runs(directory, "team", "spread"))
+        yield Cluster(directory, workers)
     finally:
         _stop(workers)
-    return Spread(directory, [proc.pid for proc in workers], reports)
+
+
+class Spread:
+    """One run of ``team`` and one of ``spread`` on the cluster."""
+
+    def __init__(self, cluster: Cluster, reports: list[dict[str, Any]]) -> None:
+        self.directory = cluster.directory
+        self.worker_pids = cluster.worker_pids
+        self.reports = dict(zip(("team", "spread"), reports, strict=True))
+        self.marks = _marks(cluster.directory)
+
+
+@pytest.fixture(scope="module")
+def spread(cluster: Cluster) -> Spread:
+    return Spread(cluster, _reports(_app(cluster.directory, "run", "team", "spread")))
 
 
 @pytest.mark.parametrize("runner", ["team", "spread"])
@@ -145,13 +173,43 @@ def test_child_runs_are_runs_of_their_own_linked_to_the_parent(spread: Spread) -
         store.close()
 
 
+def test_a_recovered_parent_waits_for_its_children_and_starts_none_again(
+    cluster: Cluster,
+) -> None:
+    directory = cluster.directory
+    driver = _app(directory, "run", "crew")  # the crew's answers take 1.5 s
+    wait_for(
+        lambda: any(line.startswith("c") for line in lines(directory / "answers")),
+        what="the crew's members to be running",
+    )
+    driver.kill()  # the parent's process dies while it waits for its children
+    driver.wait(timeout=10)
+    # recover() or a live worker (it takes over a dead process's runs) continues it
+    [report] = _reports(_app(directory, "finish", "crew"))
+
+    assert report["status"] == "completed", report["errors"]
+    marks = _marks(directory)
+    assert all(len(marks[member]) == 1 for member in MEMBERS["crew"])
+    types = [kind for kind, _ in report["events"]]
+    assert types.count("run.recovered") == 1
+    assert types.count("fanout.started") == 1  # the replay enqueued nothing again
+    assert [e["member"] for e in _ended(report)] == MEMBERS["crew"]
+    store = open_store(directory, {})
+    try:
+        for member in MEMBERS["crew"]:  # one child run each
+            assert len(store.list_runs(100, runner=member)) == 1
+    finally:
+        store.close()
+
+
 def test_a_worker_killed_mid_fan_out_leaves_every_member_completed_once(tmp_path: Path) -> None:
-    # each answer takes 2 s: a worker is killed while answering, its tool calls done
-    driver = _start_runs(tmp_path, "team", ANSWER_LATENCY="2")
+    # the crew's answers take 1.5 s: a worker is killed while answering, its tool calls done
+    driver = _app(tmp_path, "run", "crew")
     procs = _workers(tmp_path, 2)
     try:
-        wait_for(lambda: lines(tmp_path / "answers") != [], what="a member past its tool call")
-        victim = next(p for p in procs if str(p.pid) in lines(tmp_path / "answers")[0])
+        # a worker answering for both its members: both tool calls done, none running
+        wait_for(lambda: _answering_twice(tmp_path) is not None, what="a worker's two answers")
+        victim = next(p for p in procs if p.pid == _answering_twice(tmp_path))
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(timeout=10)
         procs += _workers(tmp_path, 1)  # a worker that starts takes the dead one's runs
@@ -161,11 +219,11 @@ def test_a_worker_killed_mid_fan_out_leaves_every_member_completed_once(tmp_path
 
     assert report["status"] == "completed", report["errors"]
     marks = _marks(tmp_path)
-    assert sorted(marks) == MEMBERS["team"]
+    assert sorted(marks) == MEMBERS["crew"]
     assert all(len(pids) == 1 for pids in marks.values())  # no tool call ran twice
     held = [m for m, pids in marks.items() if pids[0] == victim.pid]
     assert held  # the victim had members in flight
-    for member in MEMBERS["team"]:
+    for member in MEMBERS["crew"]:
         assert f"## {member}\n" in report["content"]
         assert f"{member} done by {victim.pid}" not in report["content"]
     store = open_store(tmp_path, {})
@@ -181,3 +239,50 @@ def test_a_worker_killed_mid_fan_out_leaves_every_member_completed_once(tmp_path
             assert types["run.recovered"] in expected
     finally:
         store.close()
+
+
+# -- in one process: this process serves the default queue -----------------------------------
+
+
+def _answer(messages: list[dict[str, Any]], tools: Any) -> Turn:
+    member = str(messages[0]["content"]).split("\n")[0]
+    if member == "broken":
+        return fail(RuntimeError("the model is down"))
+    return reply(f"{member} answers")
+
+
+def _runners(desk: Desk, distribute: bool) -> list[Any]:
+    names = ("alpha", "broken", "gamma")
+    trio = Workforce(
+        [Worker(name=n, instructions=n) for n in names],
+        mode="collaborate",
+        name="trio",
+        distribute=distribute,
+    )
+    branches = [Step(Worker(name=n, instructions=n)) for n in names]
+    flow = desk.flow([Parallel(*branches, distribute=distribute)], name="fork")
+    return [trio, flow]
+
+
+def test_a_failed_member_fails_the_fan_out_as_it_fails_in_process(tmp_path: Path) -> None:
+    plain = Desk(model="m", adapter=ScriptedAdapter(default=_answer), storage_dir=tmp_path / "p")
+    try:  # not durable: distribute=True runs the members in-process, in the run
+        here = [plain.run(runner, "go") for runner in _runners(plain, True)]
+    finally:
+        plain.close()
+    desk = Desk(
+        model="m", adapter=ScriptedAdapter(default=_answer), storage_dir=tmp_path, durable=True
+    )
+    try:
+        spread = [desk.run(runner, "go") for runner in _runners(desk, True)]
+    finally:
+        desk.close()
+
+    for in_process, fanned_out in zip(here, spread, strict=True):
+        assert in_process.status == fanned_out.status == "failed"
+        assert fanned_out.errors == in_process.errors
+        assert any("the model is down" in error for error in fanned_out.errors)
+        assert fanned_out.content == in_process.content
+        assert "fanout.started" not in [e.type for e in in_process.events]
+        ended = [e.payload for e in fanned_out.events if e.type == "fanout.member_ended"]
+        assert [e["status"] for e in ended] == ["completed", "failed", "completed"]
