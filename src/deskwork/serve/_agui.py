@@ -40,6 +40,8 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.message import Message
 from deskwork.core.report import Report
+from deskwork.serve._holdback import TokenGuard
+from deskwork.serve._hub import Outgoing
 from deskwork.serve._service import ApiError, RunService, make_job, report_json
 from deskwork.utils import new_id, to_jsonable
 
@@ -202,7 +204,14 @@ async def _frames(
     encoder: Any, run: AguiRun, queue: asyncio.Queue[Event | None], task: asyncio.Task[Report]
 ) -> AsyncIterator[str]:
     yield encoder.encode(RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id))
+    guard = TokenGuard()  # no secret split over tokens goes out in clear text
+    position = 0
     while (event := await queue.get()) is not None:
-        for out in run.translate(event):
+        for _, item in guard.feed(position, Outgoing(event)):
+            for out in run.translate(item.event):
+                yield encoder.encode(out)
+        position += 1
+    for _, item in guard.close():
+        for out in run.translate(item.event):
             yield encoder.encode(out)
     yield encoder.encode(run.finish(task.result()))

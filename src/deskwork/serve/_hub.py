@@ -30,11 +30,27 @@ _ENDS = (EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED)
 class Outgoing:
     """An event on its way to the streams, with its JSON made once for all of them."""
 
-    __slots__ = ("_json", "event")
+    __slots__ = ("_json", "_tokens", "event")
 
     def __init__(self, event: Event) -> None:
         self.event = event
         self._json: bytes | None = None
+        self._tokens: dict[str, Outgoing] | None = None
+
+    def with_token(self, text: str) -> Outgoing:
+        """This ``stream.token`` event carrying ``text`` instead (made once per text, so
+        the streams that rewrite it alike share its JSON)."""
+        if text == self.event.payload.get("token"):
+            return self
+        if self._tokens is None:
+            self._tokens = {}
+        found = self._tokens.get(text)
+        if found is None:
+            payload = {**self.event.payload, "token": text}
+            found = self._tokens[text] = Outgoing(
+                self.event.model_copy(update={"payload": payload})
+            )
+        return found
 
     @property
     def json(self) -> bytes:

@@ -21,6 +21,7 @@ from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
+from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import EventHub, Outgoing, Subscription
 from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
@@ -100,33 +101,36 @@ async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None
 
 class _Cursor:
     """Where a run's event stream is: the next position, the events sent (by id), whether
-    the run has ended, and how long the stream has been quiet (for keep-alives)."""
+    the run has ended, and how long the stream has been quiet (for keep-alives). Every
+    event goes through the stream's :class:`TokenGuard`, from the first one on."""
 
-    def __init__(self, after: int, stored: list[Event], keepalive_polls: int) -> None:
+    def __init__(self, after: int, keepalive_polls: int) -> None:
         self.after = after
         self.keepalive_polls = keepalive_polls
-        self.position = len(stored)
-        self.seen = {e.event_id for e in stored}
+        self.position = 0
+        self.seen: set[str] = set()
+        self.guard = TokenGuard()
         self.ended = False
         self.quiet = 0
 
-    def frames(self, batch: list[Outgoing]) -> bytes:
+    def frames(self, batch: list[Outgoing], *, live: bool = True) -> bytes:
         """The frames of the events in ``batch`` not sent yet, and the ``end`` frame after
-        the run's last event; an empty batch counts toward a keep-alive comment."""
+        the run's last event (``live``; a stored pause may have been resumed since); an
+        empty batch counts toward a keep-alive comment."""
         if not batch:
             self.quiet += 1
             return b": keepalive\n\n" if self.quiet % self.keepalive_polls == 0 else b""
         self.quiet = 0
-        frames = []
+        frames: list[bytes] = []
         for item in batch:
             event = item.event
             if event.event_id in self.seen:
                 continue
             self.seen.add(event.event_id)
-            if self.position > self.after:
-                frames.append(item.frame(self.position))
+            ready = self.guard.feed(self.position, item)
             self.position += 1
-            if event.type in END_EVENTS:
+            frames.extend(out.frame(p) for p, out in ready if p > self.after)
+            if live and event.type in END_EVENTS:
                 self.ended = True
                 frames.append(_end_frame(event))
                 break
@@ -293,13 +297,16 @@ class RunService:
         sub = self.hub.subscribe(run_id)
         try:
             stored = self.desk.run_store.get_events(run_id)
-            for first in range(max(after + 1, 0), len(stored), _BATCH):
-                chunk = range(first, min(first + _BATCH, len(stored)))
-                yield b"".join(Outgoing(stored[p]).frame(p) for p in chunk)
+            polls = max(1, round(self.keepalive / self.poll_interval))
+            cursor = _Cursor(after, polls)
+            for first in range(0, len(stored), _BATCH):
+                batch = [Outgoing(e) for e in stored[first : first + _BATCH]]
+                frames = cursor.frames(batch, live=False)
+                if frames:
+                    yield frames
             if stored and stored[-1].type in END_EVENTS:
                 yield _end_frame(stored[-1])
                 return
-            cursor = _Cursor(after, stored, max(1, round(self.keepalive / self.poll_interval)))
             while not cursor.ended:
                 frames = cursor.frames(sub.take(_BATCH) or await self._next(run_id, sub, cursor))
                 if frames:

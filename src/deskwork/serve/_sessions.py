@@ -9,6 +9,8 @@ from deskwork.core.event import Event
 from deskwork.core.report import Report
 from deskwork.runtime.session import WorkerSession
 from deskwork.runtime.worker import Worker
+from deskwork.serve._holdback import TokenGuard
+from deskwork.serve._hub import Outgoing
 from deskwork.serve._models import HistoryOut, RunReport, SessionIn, SessionOut
 from deskwork.serve._service import ApiError, RunService, report_json, sse_frame
 
@@ -57,13 +59,16 @@ class SessionService:
             session.arun(message, stream=True, on_event=events.put_nowait)
         )
         task.add_done_callback(lambda _: events.put_nowait(None))
+        guard = TokenGuard()  # no secret split over tokens goes out in clear text
         position = 0
         while (event := await events.get()) is not None:
-            yield sse_frame(
-                {"position": position, **event.model_dump(mode="json")}, event_id=position
-            )
+            ready = guard.feed(position, Outgoing(event))
             position += 1
-        yield sse_frame(report_json(task.result()).model_dump(mode="json"), event="end")
+            if ready:
+                yield b"".join(item.frame(p) for p, item in ready)
+        tail = b"".join(item.frame(p) for p, item in guard.close())
+        end = sse_frame(report_json(task.result()).model_dump(mode="json"), event="end")
+        yield tail + end
 
     def history(self, session_id: str) -> HistoryOut:
         session = self._open(session_id)
