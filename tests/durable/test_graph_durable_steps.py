@@ -93,3 +93,47 @@ def test_a_recovered_graph_does_not_call_its_model_or_finished_tools_again(
     assert types.count("run.started") == 1 and types.count("run.recovered") == 1
     assert types.count("llm.completed") == 3
     assert types[-1] == "run.completed"
+
+
+class _Socketish:
+    """A result that does not pickle."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+
+
+@lc_tool(response_format="content_and_artifact")
+def connect(host: str) -> tuple[str, Any]:
+    """Returns a text and a live object (its artifact)."""
+    RAN.append(host)
+    return f"connected to {host}", _Socketish()
+
+
+def test_a_langchain_tool_artifact_that_does_not_pickle_fails_clearly(tmp_path: Path) -> None:
+    """The call's result cannot be checkpointed: the graph fails with the reason, after one
+    call (nothing is recorded that a replay could not give back)."""
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    RAN.clear()
+
+    async def ask(state: MessagesState) -> dict[str, Any]:
+        call = {"name": "connect", "args": {"host": "db1"}, "id": "c1", "type": "tool_call"}
+        return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("ask", ask)
+    builder.add_node("tools", ToolNode([connect]))
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "tools")
+    desk = Desk(model="m", adapter=ScriptedAdapter(), storage_dir=tmp_path, durable=True)
+    try:
+        report = desk.run(builder.compile(), "connect", run_id="g-3")
+    finally:
+        desk.close()
+    assert RAN == ["db1"]
+    assert report.status == "failed"
+    assert any("cannot be checkpointed" in error for error in report.errors), report.errors
