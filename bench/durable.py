@@ -109,10 +109,15 @@ def _sync_timer(once: Callable[[], Any], calls: int) -> Timer:
 def rounds(timers: dict[str, Timer], count: int) -> dict[str, list[float]]:
     """``count`` interleaved samples of every timer (seconds per run)."""
     samples: dict[str, list[float]] = {name: [] for name in timers}
-    for _ in range(count):
+    for round_ in range(count):
         for name, timer in timers.items():
             samples[name].append(timer())
+        _progress(f"round {round_ + 1}/{count}")
     return samples
+
+
+def _progress(line: str) -> None:
+    print(f"  [{time.strftime('%H:%M:%S')}, load {os.getloadavg()[0]:.1f}] {line}", file=sys.stderr)
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------
@@ -326,21 +331,33 @@ def stop(procs: list[subprocess.Popen[Any]]) -> None:
             proc.wait()
 
 
-def throughput(backend: str, workers: int, runs: int, concurrency: int) -> float:
-    """Runs/s of ``workers`` worker processes on a fresh ``backend`` database: ``runs``
-    runs submitted from here (this process serves no queue), first submit to last report."""
+def _cpu_seconds(procs: list[subprocess.Popen[str]]) -> float:
+    """User + system CPU seconds the processes used so far (Linux ``/proc``; 0 elsewhere)."""
+    total = 0.0
+    for proc in procs:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def throughput(backend: str, workers: int, runs: int, concurrency: int) -> tuple[float, float]:
+    """Runs/s of ``workers`` worker processes on a fresh ``backend`` database (``runs``
+    runs submitted from here, which serves no queue; first submit to last report), and the
+    workers' CPU seconds per run."""
     os.environ["DESKWORK_QUEUES"] = ""  # read when DBOS launches here: run nothing
     with fresh_database(backend) as url:
         procs = start_workers(url, workers, concurrency)
         desk = _desk(url, durable=True)
         try:
             job = Worker(name="bench", tools=[add])
-            started = time.perf_counter()
+            cpu, started = _cpu_seconds(procs), time.perf_counter()
             ids = [desk.submit(job, "add 2 and 3", queue=QUEUE) for _ in range(runs)]
             reports = [desk.result(run_id, timeout=600) for run_id in ids]
             elapsed = time.perf_counter() - started
+            cpu = _cpu_seconds(procs) - cpu
             assert all(r.status == "completed" for r in reports), "a run did not complete"
-            return runs / elapsed
+            return runs / elapsed, cpu / runs
         finally:
             desk.close()
             stop(procs)
@@ -354,12 +371,21 @@ def scaling(
     rows: list[tuple[str, str, str]] = []
     for backend in backends:
         rates: dict[int, list[float]] = {1: [], 2: [], 4: []}
+        cpu: dict[int, list[float]] = {n: [] for n in rates}
         for _ in range(repeats):
             for n in rates:
-                rates[n].append(throughput(backend, n, runs, concurrency))
+                rate, per_run = throughput(backend, n, runs, concurrency)
+                rates[n].append(rate)
+                cpu[n].append(per_run)
+                _progress(
+                    f"{backend}, {n} worker(s): {rate:.1f} runs/s, {per_run * 1e3:.0f} ms CPU"
+                )
         name = "SQLite" if backend == "sqlite" else "PostgreSQL"
         for n, values in rates.items():
             rows.append((f"{name}: {n} worker(s), runs/s", _fmt(values, 1, "runs/s", 1), "—"))
+            rows.append(
+                (f"{name}: {n} worker(s), worker CPU per run", _fmt(cpu[n], 1e3, "ms"), "—")
+            )
         for n in (2, 4):
             goal = "≥ 3.5" if n == 4 else "—"
             speedup = _fmt(_ratios(rates[n], rates[1]), 1, "", 2)
@@ -484,6 +510,7 @@ def recovery(backends: list[str], repeats: int) -> list[tuple[str, str, str]]:
         for _ in range(repeats):
             samples.append(recovery_once(backend, "recover"))
             worker += recovery_once(backend, "worker")
+            _progress(f"{backend} recovery: {samples[-1]}, worker {worker[-1]:.2f} s")
         restart, launch, call = (list(column) for column in zip(*samples, strict=True))
         rows += [
             (f"{name}: process start → next step, via recover()", _fmt(restart, 1e3, "ms"), "—"),
