@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dbos import DBOS
 from durablekit import HERE, PYTHON, app_env, lines, open_store, wait_for
 
 from deskwork import Desk, Worker, Workforce
@@ -286,3 +287,28 @@ def test_a_failed_member_fails_the_fan_out_as_it_fails_in_process(tmp_path: Path
         assert "fanout.started" not in [e.type for e in in_process.events]
         ended = [e.payload for e in fanned_out.events if e.type == "fanout.member_ended"]
         assert [e["status"] for e in ended] == ["completed", "failed", "completed"]
+
+
+def test_members_go_to_the_run_queue_and_pass_its_model_request_limit(tmp_path: Path) -> None:
+    desk = Desk(
+        model="m", adapter=ScriptedAdapter(default=_answer), storage_dir=tmp_path, durable=True
+    )
+    try:
+        desk.queue("jobs", model_requests_per_minute=100)
+        names = ("alpha", "gamma")
+        duo = Workforce(
+            [Worker(name=n, instructions=n) for n in names],
+            mode="collaborate",
+            name="duo",
+            distribute=True,
+        )
+        report = desk.result(desk.submit(duo, "go", queue="jobs"), timeout=60)
+        admitted = DBOS.list_workflows(name="deskwork.admit", load_input=False)
+    finally:
+        desk.close()
+
+    assert report.status == "completed", report.errors
+    [started] = [e.payload for e in report.events if e.type == "fanout.started"]
+    assert started["queue"] == "jobs"  # True: the queue the run was submitted on
+    assert [m["member"] for m in started["members"]] == list(names)
+    assert len(admitted) == report.metrics["llm_calls"] == 2  # each member call was admitted

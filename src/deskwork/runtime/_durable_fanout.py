@@ -119,10 +119,10 @@ async def fan_out(
     assert desk is not None
     requests = [_request(desk, config, member, job) for member, job in members]
     queue = await _queue_name(distribute)
-    await asyncio.to_thread(_durable.engine_for(desk).queue, queue)
+    gate = await asyncio.to_thread(_open_queue, desk, queue)
     tag = await DBOS.run_step_async({"name": "deskwork.fanout"}, _new_tag)
     for index, request in enumerate(requests):
-        request["run_id"] = f"{config.run_id}.{tag}.{index + 1}"
+        request.update(run_id=f"{config.run_id}.{tag}.{index + 1}", gate=gate)
     started = [{"member": r[MEMBER_KEY]["name"], "run_id": r["run_id"]} for r in requests]
     config.emit(FANOUT_STARTED, source, {"queue": queue, "members": started})
     handles = []
@@ -135,6 +135,15 @@ async def fan_out(
     for request, handle in zip(requests, handles, strict=True):
         reports.append(await _await_child(config, request, handle, source))
     return reports
+
+
+def _open_queue(desk: Desk, queue: str) -> str | None:
+    """Make sure ``queue`` exists; the queue that admits its runs' model calls when it has
+    a model-request limit (the children pass the same gate as runs submitted to it)."""
+    from deskwork.runtime import _durable
+
+    _durable.engine_for(desk).queue(queue)
+    return _durable.gate_name(queue) if _durable._rate_limited(queue) else None
 
 
 async def _new_tag() -> str:
