@@ -1,10 +1,12 @@
 """``deskwork worker MODULE:ATTR``: a process that serves a durable desk's queue.
 
 The worker imports ``MODULE`` (from the working directory or ``PYTHONPATH``), takes the desk
-at ``ATTR`` (a ``Desk(durable=True)``, or a function returning one), hands the unfinished runs
-of dead processes back to their queues (it runs its share), then runs queued runs until
-SIGINT/SIGTERM. Runs it still holds when it stops are taken over by another worker or by
-``recover()``.
+at ``ATTR`` (a ``Desk(durable=True)``, or a function returning one), stores the queue's
+limits (``--concurrency``, ``--queue-concurrency``, ``--rate``, over what the desk declares
+with ``desk.queue``), hands the unfinished runs of dead processes back to their queues (it
+runs its share), then runs queued runs until SIGINT/SIGTERM, looking for runs of workers
+that died every ``--takeover-every`` seconds. Runs it still holds when it stops are taken
+over by another worker or by ``recover()``.
 """
 
 from __future__ import annotations
