@@ -4,7 +4,9 @@ nothing is half-written and a finished tool call never runs twice."""
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -12,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import Proxy
+from durablekit import PYTHON, app_env, lines, open_store, wait_for
+from faultkit import APP, Proxy, run_faults_app
 
 from deskwork import Desk, Worker
 from deskwork.testing import ScriptedAdapter, call_tool, reply
@@ -185,3 +188,37 @@ def test_a_tool_result_that_does_not_pickle_is_checkpointed_as_its_text(tmp_path
     recorded = next(s["output"] for s in steps if s["function_name"].startswith("deskwork.tool"))
     assert recorded is not None and recorded.content == "handle h1"
     assert isinstance(recorded.data, str)  # the object, kept as text: it replays
+
+
+def test_postgres_gone_and_the_process_killed_another_process_finishes_the_run(
+    tmp_path: Path, postgres_database: str, proxy: Proxy
+) -> None:
+    """The database goes away while tool 2 runs, and the process dies before it is back;
+    a process that reaches the database recovers the run: tool 1 does not run again."""
+    env = app_env(tmp_path, DESKWORK_DATABASE_URL=proxy.url(postgres_database))
+    proc = subprocess.Popen([PYTHON, str(APP), "run", "pg-2"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        wait_for(lambda: lines(tmp_path / "step_two") != [], timeout=60, what="tool call 2")
+        proxy.cut()
+        time.sleep(1.0)
+        assert proc.poll() is None  # still waiting for its database
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    backend = {"DESKWORK_DATABASE_URL": postgres_database}
+    reports = run_faults_app(tmp_path, "recover", **backend)
+
+    assert reports == [{"run_id": "pg-2", "status": "completed", "content": "all done"}]
+    assert len(lines(tmp_path / "step_one")) == 1
+    assert len(lines(tmp_path / "step_two")) == 2
+    store = open_store(tmp_path, backend)
+    try:
+        events = store.get_events("pg-2")
+    finally:
+        store.close()
+    types = [e.type for e in events]
+    assert len({e.event_id for e in events}) == len(events)
+    assert types.count("run.started") == 1 and types.count("run.recovered") == 1
+    assert types.count("tool.completed") == 2 and types[-1] == "run.completed"
