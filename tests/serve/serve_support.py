@@ -82,11 +82,11 @@ def _number(text: str) -> bool:
     return True
 
 
-def make_desk(database_url: str | None = None) -> Desk:
+def make_desk(database_url: str | None = None, *, durable: bool = False) -> Desk:
     """A desk with scripted workers; in memory unless ``database_url`` is given."""
     if database_url is not None:
         desk = Desk(model="scripted/test", adapter=ScriptedAdapter(default=policy),
-                    database_url=database_url)  # fmt: skip
+                    database_url=database_url, durable=durable)  # fmt: skip
     else:
         desk = Desk(
             model="scripted/test",

@@ -225,20 +225,26 @@ class RunService:
         return task
 
     async def cancel(self, run_id: str) -> None:
-        """Cancel a run this server is running, or end a paused run as failed."""
+        """Cancel a run this server is running (a durable desk's: any process's), or end a
+        paused run as failed."""
         record = self.record(run_id)
-        task = self.tasks.get(run_id)
-        if task is not None and not task.done():
+        if record.status == "running":
+            if self.desk.durable:
+                # DBOS cancels the workflow wherever it runs (it stops at its next step) and
+                # the run ends failed now; cancelling the local task would not reach it
+                await asyncio.to_thread(self.desk.cancel, run_id)
+                return
+            task = self.tasks.get(run_id)
+            if task is None or task.done():
+                raise ApiError(
+                    409, f"run {run_id} is not running in this server; it cannot be cancelled"
+                )
             task.cancel()
             await asyncio.wait([task], timeout=10)
             return
         if record.status == "paused" and self.desk.run_store.claim_paused(run_id):
             self._end_paused(record)
             return
-        if record.status == "running":
-            raise ApiError(
-                409, f"run {run_id} is not running in this server; it cannot be cancelled"
-            )
         raise ApiError(409, f"run {run_id} is {record.status}; only running or paused runs cancel")
 
     def _end_paused(self, record: RunRecord) -> None:
