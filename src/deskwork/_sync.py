@@ -1,17 +1,25 @@
-"""The one bridge from sync wrappers to the async core."""
+"""The one bridge from sync wrappers to the async core.
+
+Each thread that calls a sync API (``desk.run``, ``worker.run``, ...) drives a long-lived event
+loop of its own. While such a call runs, the bridge knows whether the loop is doing anything
+but that one call (:func:`sync_call_alone`): if not, nothing else waits on the loop, and a sync
+tool may run on this thread (:func:`call_off_loop`) instead of being handed to a pool thread.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
 import contextlib
+import contextvars
 import threading
+from asyncio import events
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from deskwork.exceptions import EventLoopRunningError
 
-__all__ = ["on_shutdown", "run_sync"]
+__all__ = ["call_off_loop", "on_shutdown", "run_sync", "sync_call_alone"]
 
 T = TypeVar("T")
 _local = threading.local()
@@ -19,17 +27,53 @@ _loops: list[asyncio.AbstractEventLoop] = []
 _shutdown_hooks: list[Callable[[], Awaitable[None]]] = []
 
 
-def _loop() -> asyncio.AbstractEventLoop:
-    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
-    if loop is None or loop.is_closed():
-        # One long-lived loop per thread: clients that cache connections per loop
-        # (LiteLLM, httpx) keep working across successive sync calls. Driving it with
-        # run_until_complete (not asyncio.Runner.run) avoids re-installing a SIGINT
-        # handler on every call, which cost ~100 µs per run.
-        loop = asyncio.new_event_loop()
-        _local.loop = loop
-        _loops.append(loop)
-    return loop
+class _Bridge:
+    """One sync-bridge loop and what runs on it: the sync call's task and the live tasks."""
+
+    __slots__ = ("call", "live", "loop")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.call: asyncio.Task[Any] | None = None
+        self.live = 0
+        self.loop.set_task_factory(self._task)
+
+    def _task(self, loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, **kwargs)
+        self.live += 1
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, _task: asyncio.Task[Any]) -> None:
+        self.live -= 1
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        task = self.loop.create_task(coro)
+        self.call = task
+        try:
+            return self.loop.run_until_complete(task)
+        finally:
+            self.call = None
+
+
+def _bridge() -> _Bridge:
+    """This thread's idle bridge: the first one not running (a nested sync call made by a
+    sync tool that runs on this thread gets a second one)."""
+    bridges: list[_Bridge] | None = getattr(_local, "bridges", None)
+    if bridges is None:
+        bridges = _local.bridges = []
+    for bridge in bridges:
+        if not bridge.loop.is_running() and not bridge.loop.is_closed():
+            return bridge
+    # One long-lived loop per thread (and nesting depth): clients that cache connections per
+    # loop (LiteLLM, httpx) keep working across successive sync calls. Driving it with
+    # run_until_complete (not asyncio.Runner.run) avoids re-installing a SIGINT handler on
+    # every call, which cost ~100 µs per run.
+    bridges[:] = [b for b in bridges if not b.loop.is_closed()]
+    bridge = _Bridge()
+    bridges.append(bridge)
+    _loops.append(bridge.loop)
+    return bridge
 
 
 def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
@@ -47,7 +91,32 @@ def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
         raise EventLoopRunningError(
             f"{api}() cannot be called from a running event loop; use a{api}() instead"
         )
-    return _loop().run_until_complete(coro)
+    return _bridge().run(coro)
+
+
+def sync_call_alone() -> bool:
+    """Whether the running loop is a sync bridge's and has no task but its sync call's (the
+    current one): no other run, tool call or handler is waiting on the loop.
+    """
+    bridges: list[_Bridge] = getattr(_local, "bridges", [])
+    for bridge in bridges:
+        if bridge.call is not None and bridge.loop is events._get_running_loop():
+            return bridge.live == 1
+    return False
+
+
+def call_off_loop(fn: Callable[[], T]) -> T:
+    """``fn()`` on this thread as a pool thread would run it: in a copy of the context, with
+    no running event loop (so it may make sync calls, ``asyncio.run``, of its own).
+
+    Only when :func:`sync_call_alone` is true: the loop is blocked until ``fn`` returns.
+    """
+    loop = events._get_running_loop()
+    events._set_running_loop(None)
+    try:
+        return contextvars.copy_context().run(fn)
+    finally:
+        events._set_running_loop(loop)
 
 
 def on_shutdown(hook: Callable[[], Awaitable[None]]) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from deskwork._sync import run_sync
+from deskwork._sync import call_off_loop, run_sync, sync_call_alone
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
@@ -36,7 +36,10 @@ async def aexecute_tool(
     """Run ``tool`` for ``call`` and return its result.
 
     An ``async def`` tool runs on the event loop; a plain ``def`` tool runs on a daemon thread
-    of ``pool`` (the desk's, else a process-wide one), so it never blocks the loop.
+    of ``pool`` (the desk's, else a process-wide one), so it never blocks the loop. One
+    exception, where no loop can be blocked: called through a sync API (``desk.run``) whose
+    loop runs nothing but this call, a sync tool without a timeout runs on the calling thread
+    (no thread hand-off; nested sync calls still work).
 
     What a timeout (or ``cancel_event``) can and cannot stop:
 
@@ -155,6 +158,7 @@ async def _call_once(
     pool: ToolThreadPool | None,
 ) -> ToolResult:
     threaded: Future[Any] | None = None
+    task: asyncio.Future[Any] | None = None
     try:
         if inspect.iscoroutinefunction(tool.callable):
             task = asyncio.ensure_future(tool.callable(**arguments))
@@ -162,12 +166,16 @@ async def _call_once(
             from deskwork.tools._process import call_in_process
 
             task = asyncio.ensure_future(call_in_process(tool.callable, arguments))
-        else:  # a sync tool never runs on the loop's thread
+        elif tool.timeout is None and cancel_event is None and sync_call_alone():
+            # a sync API's own loop, running nothing but this call: no one else waits on it
+            value = call_off_loop(functools.partial(tool.callable, **arguments))
+        else:  # a sync tool never runs on the thread of a loop that others use
             threaded = (pool or default_pool()).submit(
                 functools.partial(tool.callable, **arguments)
             )
             task = asyncio.wrap_future(threaded)
-        value = await _await_task(task, tool.timeout, cancel_event)
+        if task is not None:
+            value = await _await_task(task, tool.timeout, cancel_event)
     except TimeoutError as exc:
         return _error(f"tool {tool.name!r} timed out after {tool.timeout}s", exc, timed_out=True)
     except asyncio.CancelledError as exc:
