@@ -69,7 +69,7 @@ def create_app(
 
     def services() -> tuple[RunService, SessionService]:
         if "runs" not in state:
-            hub = EventHub(desk.event_bus, asyncio.get_running_loop())
+            hub = EventHub(desk.event_bus, asyncio.get_running_loop(), poll_interval)
             runs = RunService(desk, runners, hub, poll_interval=poll_interval)
             state["runs"], state["sessions"] = runs, SessionService(runs)
         return state["runs"], state["sessions"]

@@ -6,7 +6,8 @@ event at least once: the stored ones, then the live ones (duplicates are dropped
 
 Fan-out is the hot path of a run followed by many clients, so an event is serialized once
 for all of them (:class:`Outgoing`), handed over with one call when it comes from another
-thread, and each waiting stream is woken by resolving one future (no task per wait).
+thread, and each waiting stream is woken by resolving one future (no task and no timer
+per wait: one timer, the hub's tick, wakes the idle streams to poll the store).
 """
 
 from __future__ import annotations
@@ -75,42 +76,52 @@ class Subscription:
         self.run_id = run_id
         self._ready: deque[Outgoing] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._fed = False
 
     def put(self, item: Outgoing) -> None:
         """Queue ``item``; wakes the stream if it waits (call on the server's loop)."""
         self._ready.append(item)
+        self._fed = True
+        self.wake()
+
+    def idle_tick(self) -> None:
+        """The hub's tick: wake the stream if no event came since the last tick."""
+        if self._fed:
+            self._fed = False
+        else:
+            self.wake()
+
+    def wake(self) -> None:
+        """End the stream's :meth:`wait` (if it waits)."""
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    @property
+    def ready(self) -> bool:
+        """Whether events are waiting to be taken."""
+        return bool(self._ready)
+
     def take(self, limit: int) -> list[Outgoing]:
         """The events already waiting (at most ``limit``), without waiting."""
         ready = self._ready
-        if not ready:
-            return []
         return [ready.popleft() for _ in range(min(limit, len(ready)))]
 
-    async def wait(self, timeout: float) -> bool:
-        """Wait until an event is waiting (``True``) or ``timeout`` seconds pass (``False``)."""
+    async def wait(self) -> bool:
+        """Wait until an event is waiting (``True``) or a tick of the hub finds the stream
+        idle (``False``: between one and two ticks without events)."""
         if not self._ready:
-            loop = asyncio.get_running_loop()
-            waiter = self._waiter = loop.create_future()
-            timer = loop.call_later(timeout, _wake, waiter)
+            waiter = self._waiter = self.hub.loop.create_future()
+            self.hub.tick_soon()
             try:
                 await waiter
             finally:
-                timer.cancel()
                 self._waiter = None
         return bool(self._ready)
 
     def close(self) -> None:
         """Stop receiving events."""
         self.hub.unsubscribe(self)
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 def _deliver(targets: list[Subscription], item: Outgoing) -> None:
@@ -121,9 +132,12 @@ def _deliver(targets: list[Subscription], item: Outgoing) -> None:
 class EventHub:
     """Subscribes once to the desk's bus and hands each event to the streams that want it."""
 
-    def __init__(self, bus: EventBus, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, bus: EventBus, loop: asyncio.AbstractEventLoop, tick: float) -> None:
         self._bus = bus
-        self._loop = loop
+        self.loop = loop
+        self.tick = tick
+        """Seconds between the wake-ups of waiting streams (they poll the store then)."""
+        self._ticker: asyncio.TimerHandle | None = None
         self._thread = threading.get_ident()
         self._by_run: dict[str | None, set[Subscription]] = defaultdict(set)
         self._lock = threading.Lock()
@@ -132,6 +146,20 @@ class EventHub:
     def close(self) -> None:
         """Detach from the bus."""
         self._bus.unsubscribe("*", self._on_event)
+        if self._ticker is not None:
+            self._ticker.cancel()
+
+    def tick_soon(self) -> None:
+        """Make sure a tick is due: one timer for every waiting stream, not one per wait."""
+        if self._ticker is None:
+            self._ticker = self.loop.call_later(self.tick, self._on_tick)
+
+    def _on_tick(self) -> None:
+        self._ticker = None
+        with self._lock:
+            subs = [sub for group in self._by_run.values() for sub in group]
+        for sub in subs:
+            sub.idle_tick()
 
     def subscribe(self, run_id: str | None) -> Subscription:
         """A subscription to ``run_id``'s events (every run's when ``None``)."""
@@ -161,4 +189,4 @@ class EventHub:
         if threading.get_ident() == self._thread:
             _deliver(targets, Outgoing(event))
         else:  # a run on another thread's loop: hand the event over to the server's loop
-            self._loop.call_soon_threadsafe(_deliver, targets, Outgoing(event))
+            self.loop.call_soon_threadsafe(_deliver, targets, Outgoing(event))

@@ -22,7 +22,7 @@ from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._holdback import TokenGuard
-from deskwork.serve._hub import EventHub, Outgoing, Subscription
+from deskwork.serve._hub import EventHub, Outgoing
 from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.utils import new_id, to_jsonable, utc_now
@@ -314,19 +314,15 @@ class RunService:
                 yield _end_frame(stored[-1])
                 return
             while not cursor.ended:
-                frames = cursor.frames(sub.take(_BATCH) or await self._next(run_id, sub, cursor))
+                if sub.ready or await sub.wait():
+                    frames = cursor.frames(sub.take(_BATCH))
+                else:  # a tick without live events: the store, for runs of other processes
+                    stored = self.desk.run_store.get_events(run_id)
+                    frames = cursor.frames([Outgoing(e) for e in stored[cursor.position :]])
                 if frames:
                     yield frames
         finally:
             sub.close()
-
-    async def _next(self, run_id: str, sub: Subscription, cursor: _Cursor) -> list[Outgoing]:
-        """Wait for live events; after ``poll_interval`` without any, the ones stored by
-        another process (``[]`` when there are none)."""
-        if await sub.wait(self.poll_interval):
-            return sub.take(_BATCH)
-        stored = self.desk.run_store.get_events(run_id)
-        return [Outgoing(e) for e in stored[cursor.position :]]
 
     async def lifecycle(self) -> AsyncIterator[bytes]:
         """Run status changes of every run (for the live runs list); no replay."""
@@ -335,7 +331,7 @@ class RunService:
         try:
             yield b": connected\n\n"  # subscribed: nothing from here on is missed
             while True:
-                if not await sub.wait(self.poll_interval):
+                if not sub.ready and not await sub.wait():
                     quiet += self.poll_interval
                     if quiet >= self.keepalive:
                         quiet = 0.0
