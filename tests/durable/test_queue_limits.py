@@ -148,8 +148,8 @@ def test_queue_settings_need_a_durable_desk(tmp_path: Path) -> None:
         desk.close()
 
 
-def _status(directory: Path, run_id: str) -> str | None:
-    store = open_store(directory, {})
+def _status(directory: Path, backend: dict[str, str], run_id: str) -> str | None:
+    store = open_store(directory, backend)
     try:
         record = store.get_run(run_id)
         return None if record is None else str(record.status)
@@ -157,10 +157,10 @@ def _status(directory: Path, run_id: str) -> str | None:
         store.close()
 
 
-def _worker(directory: Path) -> subprocess.Popen[str]:
+def _worker(directory: Path, backend: dict[str, str]) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [PYTHON, "-m", "deskwork", "worker", "durable_app:desk", "--queue", "jobs"],
-        env=app_env(directory),
+        env=app_env(directory, **backend),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -169,13 +169,13 @@ def _worker(directory: Path) -> subprocess.Popen[str]:
 
 
 def test_runs_fail_cancels_the_durable_workflow_so_no_worker_continues_it(
-    tmp_path: Path,
+    tmp_path: Path, backend: dict[str, str]
 ) -> None:
-    worker = _worker(tmp_path)
+    worker = _worker(tmp_path, backend)
     try:
         assert worker.stdout is not None
         assert "serving queue 'jobs'" in worker.stdout.readline()
-        run_app(tmp_path, "enqueue", "run-f", "crasher", "jobs", DESKWORK_QUEUES="")
+        run_app(tmp_path, "enqueue", "run-f", "crasher", "jobs", DESKWORK_QUEUES="", **backend)
         wait_for(lambda: lines(tmp_path / "step_two") != [], what="tool call 2 to start")
     finally:
         worker.send_signal(signal.SIGKILL)
@@ -183,7 +183,7 @@ def test_runs_fail_cancels_the_durable_workflow_so_no_worker_continues_it(
 
     failed = subprocess.run(
         [PYTHON, "-m", "deskwork", "runs", "fail", "run-f"],
-        env=app_env(tmp_path),
+        env=app_env(tmp_path, **backend),
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -194,7 +194,7 @@ def test_runs_fail_cancels_the_durable_workflow_so_no_worker_continues_it(
     assert "its durable workflow is cancelled" in failed.stdout
 
     # a worker that starts now finds nothing to take over: the run stays failed
-    successor = _worker(tmp_path)
+    successor = _worker(tmp_path, backend)
     try:
         assert successor.stdout is not None
         assert "(recovered 0 runs)" in successor.stdout.readline()
@@ -202,5 +202,48 @@ def test_runs_fail_cancels_the_durable_workflow_so_no_worker_continues_it(
     finally:
         successor.send_signal(signal.SIGTERM)
         successor.wait(timeout=30)
-    assert _status(tmp_path, "run-f") == "failed"
+    assert _status(tmp_path, backend, "run-f") == "failed"
     assert len(lines(tmp_path / "step_two")) == 1  # never called again
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--rate", "0"), ("--concurrency", "0"), ("--queue-concurrency", "-2")]
+)
+def test_worker_rejects_a_limit_below_one(tmp_path: Path, flag: str, value: str) -> None:
+    done = subprocess.run(
+        [PYTHON, "-m", "deskwork", "worker", "durable_app:desk", flag, value],
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"error: {flag} must be >= 1" in done.stderr
+
+
+def test_worker_rejects_a_worker_concurrency_above_the_queue_concurrency(tmp_path: Path) -> None:
+    limits = ("--concurrency", "4", "--queue-concurrency", "2")
+    done = subprocess.run(
+        [PYTHON, "-m", "deskwork", "worker", "durable_app:desk", *limits],
+        env=app_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "worker_concurrency (4) cannot exceed concurrency (2)" in done.stderr
+
+
+def test_a_worker_flag_changes_only_its_own_limit(durable: Desk) -> None:
+    from deskwork.cli.worker import _settings
+    from deskwork.runtime import _durable
+
+    durable.queue("shared", concurrency=8, model_requests_per_minute=6)  # stored by another
+    durable.submit(Worker(name="sleeper", tools=[slow]), "go", queue="other")  # starts DBOS
+
+    settings = _settings(_durable, "shared", 2, None, None)  # deskwork worker --concurrency 2
+
+    assert settings == _durable.QueueSettings("shared", 8, 2, 6)
+    assert _settings(_durable, "shared", None, None, None) is None

@@ -69,7 +69,7 @@ def serve(
 
     ``concurrency`` (runs at once in each worker), ``queue_concurrency`` (across all workers)
     and ``rate`` (model requests per minute, across all workers) are stored with the queue
-    in the database, over what the desk declares (``desk.queue``). Every ``takeover_every``
+    in the database; a flag changes only its own limit. Every ``takeover_every``
     seconds the worker takes over the runs of workers that died (their executor lock is
     free). On a signal it stops taking runs, waits up to ``drain`` seconds for the runs it
     holds, and leaves the rest unfinished for another worker or ``recover()``.
@@ -81,10 +81,14 @@ def serve(
     os.environ["DESKWORK_QUEUES"] = queue  # read when DBOS launches: serve only this queue
     try:
         desk = load_desk(target)
-        from deskwork.runtime import _durable
+    except ConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from deskwork.runtime import _durable
 
-        settings = _settings(_durable, queue, concurrency, queue_concurrency, rate)
+    try:
         engine = _durable.engine_for(desk, queues=[])  # serve nothing until configured
+        settings = _settings(_durable, queue, concurrency, queue_concurrency, rate)
         if settings is not None:
             _durable.declare_queue(desk, settings)
         engine.queue(queue)
@@ -92,6 +96,8 @@ def serve(
         recovered = _durable.hand_back(desk)  # this worker's queue threads run them
     except (ConfigurationError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        _durable.release(desk)
+        desk.close()
         return 2
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -118,17 +124,17 @@ def _bad_limits(*limits: int | None) -> str:
 def _settings(
     durable: Any, queue: str, concurrency: int | None, across: int | None, rate: int | None
 ) -> Any:
-    """The queue's settings: the desk's declaration with the command line's flags over it
-    (``None`` when neither sets anything)."""
-    declared = durable._declared.get(queue)
-    if declared is None and concurrency is None and across is None and rate is None:
+    """The queue's settings with the command line's flags over them: the flags given change
+    only their own limit; the others stay as stored (by ``desk.queue`` or other workers).
+    ``None`` when no flag is given."""
+    if concurrency is None and across is None and rate is None:
         return None
-    base = declared or durable.QueueSettings(queue)
+    stored = durable.stored_settings(queue)
     return durable.QueueSettings(
         queue,
-        concurrency=across if across is not None else base.concurrency,
-        worker_concurrency=concurrency if concurrency is not None else base.worker_concurrency,
-        model_requests_per_minute=rate if rate is not None else base.model_requests_per_minute,
+        concurrency=across if across is not None else stored.concurrency,
+        worker_concurrency=concurrency if concurrency is not None else stored.worker_concurrency,
+        model_requests_per_minute=rate if rate is not None else stored.model_requests_per_minute,
     )
 
 

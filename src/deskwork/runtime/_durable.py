@@ -75,6 +75,7 @@ __all__ = [
     "engine_for",
     "gate_name",
     "in_run",
+    "stored_settings",
 ]
 
 WORKFLOW_NAME = "deskwork.run"
@@ -500,6 +501,18 @@ def _env_queues() -> list[str] | None:
     return _with_gates([name.strip() for name in raw.split(",") if name.strip()])
 
 
+def stored_settings(name: str) -> QueueSettings:
+    """The settings of queue ``name`` in the database now (none set: no limits)."""
+    queue, gate = DBOS.retrieve_queue(name), DBOS.retrieve_queue(gate_name(name))
+    limiter = gate.limiter if gate is not None else None
+    return QueueSettings(
+        name,
+        concurrency=queue.global_concurrency if queue is not None else None,
+        worker_concurrency=queue.worker_concurrency if queue is not None else None,
+        model_requests_per_minute=int(limiter["limit"]) if limiter else None,
+    )
+
+
 def _with_gates(queues: list[str]) -> list[str]:
     """``queues`` and their admission queues: a process that runs a queue's runs also
     admits their model calls (a run waiting for admission needs a process to admit it)."""
@@ -736,12 +749,17 @@ def _end_run(desk: Desk, run_id: str, message: str) -> Report:
 CANCELLED = "run cancelled"
 
 
+_CLOCK_MS = 1000
+"""The precision of DBOS's end times on SQLite (whole seconds)."""
+
+
 def _stop_reason(status: Any) -> str:
-    """Why DBOS cancelled a workflow: its timeout (it ended at or after its deadline) or
-    a cancel."""
+    """Why DBOS cancelled a workflow: its timeout (it ended at or after its deadline, give
+    or take the database clock's precision) or a cancel. (``desk.cancel`` and ``deskwork
+    runs fail`` also fail the run in the store themselves, with their own reason.)"""
     deadline, timeout_ms = status.workflow_deadline_epoch_ms, status.workflow_timeout_ms
     ended = status.completed_at or status.updated_at or 0
-    if deadline is not None and timeout_ms is not None and ended >= deadline:
+    if deadline is not None and timeout_ms is not None and ended + _CLOCK_MS > deadline:
         return f"run timed out: it ran longer than its timeout of {timeout_ms / 1000:g} s"
     return CANCELLED
 
