@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
 from deskwork import ToolCall, ToolResult
+from deskwork._sync import run_sync
 from deskwork.tools import Tool, tool
 from deskwork.tools._pool import ToolThreadPool
 from deskwork.tools._step_hook import tool_step_hook
@@ -96,3 +98,25 @@ async def test_a_process_tool_runs_in_another_process_with_its_arguments() -> No
 async def test_a_thread_tool_runs_in_this_process() -> None:
     result = await aexecute_tool(thread_name, ToolCall(id="c", name="thread_name"))
     assert result.content is not None and result.content.startswith("deskwork-tool")
+
+
+@tool()
+def linger() -> str:
+    """Blocks longer than the caller is willing to wait."""
+    time.sleep(1.5)
+    return "late"
+
+
+def test_a_sync_tool_with_a_cancel_event_can_be_cancelled_from_a_sync_api() -> None:
+    """A sync API's loop may run a sync tool on its own thread, but not one that may be
+    cancelled: the loop must stay free to see the cancel event."""
+
+    async def call_and_cancel() -> ToolResult:
+        cancel = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.1, cancel.set)
+        return await aexecute_tool(linger, ToolCall(id="c", name="linger"), cancel_event=cancel)
+
+    started = time.monotonic()
+    result = run_sync(call_and_cancel(), api="test")
+    assert (result.cancelled, result.content) == (True, None)
+    assert time.monotonic() - started < 1.4  # it did not wait for the tool
