@@ -37,6 +37,17 @@ def _event_json(
     return head[:-1] + b',"payload":' + payload + b"}"
 
 
+def _check_sizes(value: Any) -> None:
+    """``check_sizes(value)``, without walking a value whose JSON is short (JSON text is
+    never shorter than a string in it)."""
+    try:
+        if len(to_json(value)) <= MAX_STORED_CHARS:
+            return
+    except ValueError:  # not JSON (a PydanticSerializationError), or circular: walk it
+        pass
+    check_sizes(value)
+
+
 class InMemoryRunStore(RunStore):
     """Keeps records and events in dictionaries; nothing is persisted.
 
@@ -75,7 +86,7 @@ class InMemoryRunStore(RunStore):
             return True
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
-        check_sizes(input_payload)  # the same limit as the stores that persist
+        _check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()
         record = RunRecord(
             run_id=run_id,
