@@ -10,10 +10,11 @@ import functools
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, model_validator
 
 from deskwork import ToolCall, ToolResult
 from deskwork.exceptions import EventLoopRunningError
-from deskwork.tools import tool
+from deskwork.tools import Tool, tool
 from deskwork.tools.execution import aexecute_tool, execute_tool
 
 pytestmark = pytest.mark.reliability
@@ -200,3 +201,27 @@ def test_invalid_arguments_name_every_bad_field_and_the_tool() -> None:
     malformed = ToolCall(id="d", name="place", error="malformed tool arguments: x")
     bad_json = execute_tool(place, malformed)
     assert getattr(bad_json.original_exception, "tool_name", None) == "place"
+
+
+class Window(BaseModel):
+    start: int
+    end: int
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Window:
+        if self.end < self.start:
+            raise ValueError("end before start")
+        return self
+
+
+def test_a_rule_over_all_arguments_is_reported_at_the_root() -> None:
+    def book(start: int, end: int) -> str:
+        return f"{start}-{end}"
+
+    booking = Tool(name="book", description="Book.", callable=book, input_model=Window)
+    result = execute_tool(booking, ToolCall(id="c", name="book", arguments={"start": 5, "end": 1}))
+    assert result.error == (
+        "invalid arguments for tool 'book': <root>: Value error, end before start"
+    )
+    ok = execute_tool(booking, ToolCall(id="d", name="book", arguments={"start": 1, "end": 5}))
+    assert ok.content == "1-5"
