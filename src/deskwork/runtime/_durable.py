@@ -218,11 +218,12 @@ async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered
     emit = Replay(events).wrap(inner) if recovered else inner
     config = _run_config(desk, run_id, request, events, emit)
     config.budget = Budget.open(desk.max_cost_usd, job.max_cost_usd, parent=current_budget.get())
+    if not recovered:
+        desk.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
+    if not any(e.type == EventType.RUN_STARTED for e in events):  # killed between the two
+        emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id, **parent_link(request)})
     if recovered:
         inner(RUN_RECOVERED, runner.name, {"executor_id": DBOS.executor_id})
-    else:
-        desk.run_store.begin_run(run_id, redact(job.to_state()), runner=runner.name)
-        emit(EventType.RUN_STARTED, runner.name, {"job_id": job.id, **parent_link(request)})
     return await desk._complete(runner, config, runner.arun(config, job))
 
 
