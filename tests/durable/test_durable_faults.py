@@ -137,7 +137,7 @@ def test_sqlite_locked_past_its_busy_timeout_the_run_ends_failed_with_the_reason
     database = tmp_path / "deskwork.db"
     desk = Desk(model="m", adapter=_script(), storage_dir=tmp_path, durable=True)
     try:
-        report = desk.run(_worker(lambda: _lock_sqlite(database, 7.0)), "go", run_id="sq-2")
+        report = desk.run(_worker(lambda: _lock_sqlite(database, 8.0)), "go", run_id="sq-2")
         assert report.status == "failed"
         assert any("database is locked" in error for error in report.errors), report.errors
         record = desk.run_store.get_run("sq-2")
