@@ -10,20 +10,23 @@ Three measures, each printed as a markdown table of medians (min–max):
    each contender once (interleaved, so a noisy machine slows them alike) and gives its own
    ratios. A desk's run and LangGraph's run make the same two model turns and one tool call,
    so the ratio of their per-run costs is also the ratio per model turn; LangGraph's cost is
-   also given per checkpoint it writes (four a run: the input and three supersteps).
+   also given per checkpoint it writes (counted: five a run, the input, ``__start__`` and the
+   three supersteps agent, tools, agent).
 2. **Throughput with 1, 2 and 4 ``deskwork worker`` processes** (real subprocesses) on one
    fresh database: ``--runs`` queued runs (default 500) of the same scenario with a 50 ms
    model latency per call, submitted by this process (which serves no queue); runs/s from
-   the first submit to the last report, and the speed-up against one worker.
+   the first submit to the last report, the speed-up against one worker, and the worker
+   processes' CPU seconds per run (``--concurrency`` per worker, ``--backends``).
 3. **Recovery after ``kill -9``.** A run is killed during its second tool call; a new process
    calls ``desk.recover()``. Timed: process start → the interrupted tool call runs again (the
-   run's next step), and ``recover()`` called → that step.
+   run's next step), DBOS's launch, and ``recover()`` called → that step; and the same from
+   the start of a ``deskwork worker`` process (which hands the run back as it starts).
 
 PostgreSQL: ``$DESKWORK_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127.0.0.1:5432/test``);
 every measure runs in a database of its own, created and dropped here.
 
-Run: ``python bench/durable.py [--rounds 10] [--runs 500] [--repeats 3]
-[--only overhead,workers,recovery]``. ``deskwork worker durable:app`` (with ``bench/`` on
+Run: ``python bench/durable.py [--rounds 10] [--runs 500] [--repeats 3] [--concurrency 8]
+[--backends postgres,sqlite] [--only overhead,workers,recovery]`` (progress on stderr). ``deskwork worker durable:app`` (with ``bench/`` on
 ``PYTHONPATH``) is the worker processes' application.
 """
 
