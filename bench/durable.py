@@ -26,8 +26,9 @@ PostgreSQL: ``$DESKWORK_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127
 every measure runs in a database of its own, created and dropped here.
 
 Run: ``python bench/durable.py [--rounds 10] [--runs 500] [--repeats 3] [--concurrency 8]
-[--backends postgres,sqlite] [--only overhead,workers,recovery]`` (progress on stderr). ``deskwork worker durable:app`` (with ``bench/`` on
-``PYTHONPATH``) is the worker processes' application.
+[--backends postgres,sqlite] [--only overhead,workers,recovery]`` (progress on stderr).
+``deskwork worker durable:app`` (with ``bench/`` on ``PYTHONPATH``) is the worker processes'
+application.
 """
 
 from __future__ import annotations
