@@ -225,3 +225,19 @@ def test_a_rule_over_all_arguments_is_reported_at_the_root() -> None:
     )
     ok = execute_tool(booking, ToolCall(id="d", name="book", arguments={"start": 1, "end": 5}))
     assert ok.content == "1-5"
+
+
+def test_post_hooks_see_the_call_a_pre_hook_refused() -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    def audit(call: ToolCall, result: ToolResult) -> None:
+        seen.append((call.id, result.error))
+
+    @tool(pre=(_refuse,), post=(audit,))
+    def guarded() -> str:
+        """Guarded."""
+        return "ran"
+
+    result = execute_tool(guarded, ToolCall(id="c9", name="guarded"))
+    assert result.error is not None and result.error.endswith("failed: no")
+    assert seen == [("c9", result.error)]
