@@ -12,7 +12,10 @@ not compete with the server for its GIL. Scenarios:
   50-client figure minus the 1-client figure. Each scenario runs ``REPEATS`` times; the
   tables show medians.
 - ``POST /runs?wait=true`` against ``desk.arun`` for the same one-turn scripted worker
-  (median over ``RUNS`` runs): what the HTTP layer adds to a run.
+  (median over ``RUNS`` runs): what the HTTP layer adds to a run;
+- the CPU time the hub and the event streams spend per event for 1 and for 50 streams of
+  one run in one process, without HTTP: deskwork's own share of fan-out, which a loaded
+  machine does not blur the way it blurs latencies.
 
 Run: ``python bench/serve.py`` (prints markdown tables).
 """
@@ -199,6 +202,40 @@ def fan_out(
     }
 
 
+async def _stream_cost(clients: int, events: int) -> float:
+    """CPU microseconds per event to hand it to ``clients`` event streams of one run in
+    this process (the hub and the SSE frames, without HTTP or sockets)."""
+    from deskwork.core.event import EventType
+    from deskwork.serve._hub import EventHub
+    from deskwork.serve._service import RunService
+
+    desk = _desk()
+    service = RunService(desk, {}, EventHub(desk.event_bus, asyncio.get_running_loop(), 0.5))
+    desk.run_store.begin_run("cost", {"input": "x"})
+    emit = desk.config("cost").emit
+    emit(EventType.RUN_STARTED, "bench", {})
+
+    async def consume() -> None:
+        async for _ in service.events("cost", -1):
+            pass
+
+    streams = [asyncio.create_task(consume()) for _ in range(clients)]
+    await asyncio.sleep(0.05)
+    start = time.process_time()
+    for i in range(events):
+        emit("bench.tick", "bench", {"i": i, "t": time.perf_counter()})
+        await asyncio.sleep(0)  # the streams take it
+        await asyncio.sleep(0)  # ... and write it
+    emit(EventType.RUN_COMPLETED, "bench", {})
+    await asyncio.gather(*streams)
+    return 1e6 * (time.process_time() - start) / events
+
+
+def stream_cost() -> dict[int, float]:
+    """:func:`_stream_cost` for 1 and 50 streams, the best of ``REPEATS`` runs each."""
+    return {n: min(asyncio.run(_stream_cost(n, EVENTS)) for _ in range(REPEATS)) for n in (1, 50)}
+
+
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
@@ -241,6 +278,7 @@ def main() -> None:
     try:
         figures = _measure(served, pool)
         overhead = asyncio.run(http_overhead(served.url))
+        cost = stream_cost()
     finally:
         served.server.should_exit = True
         pool.close()
@@ -259,6 +297,10 @@ def main() -> None:
     print(f"\nadded by fan-out to 50 clients: p50 {fifty['p50_ms'] - one['p50_ms']:.2f} ms,"
           f" p99 {fifty['p99_ms'] - one['p99_ms']:.2f} ms, server CPU"
           f" {fifty['cpu_ms_per_event'] - one['cpu_ms_per_event']:.3f} ms per event\n")  # fmt: skip
+    print("| streams of one run, in process | CPU per event (best of 5) | per added stream |")
+    print("|---:|---:|---:|")
+    print(f"| 1 | {cost[1]:.1f} µs | |")
+    print(f"| 50 | {cost[50]:.1f} µs | {(cost[50] - cost[1]) / 49:.1f} µs |\n")
     print(f"| one-turn run ({RUNS} runs, median) | desk.arun | POST /runs?wait=true | overhead |")
     print("|---|---:|---:|---:|")
     print(
