@@ -157,7 +157,8 @@ def _in_flight(directory: Path, pid: int) -> set[str]:
 def _outputs(directory: Path, backend: dict[str, str], run_ids: list[str]) -> list[str]:
     store = open_store(directory, backend)
     try:
-        return [str(store.get_run(run_id).output) for run_id in run_ids]  # type: ignore[union-attr]
+        records = [store.get_run(run_id) for run_id in run_ids]
+        return [str(record.output) for record in records if record is not None]
     finally:
         store.close()
 
