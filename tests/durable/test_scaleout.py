@@ -187,6 +187,13 @@ def test_the_model_request_rate_limit_holds_across_two_workers(
     assert _app(tmp_path, {}, "cancel", *run_ids) == ["failed"] * 6
     time.sleep(1)
     assert len(lines(calls)) == 6
+    store = open_store(tmp_path, {})
+    try:
+        for run_id in run_ids:
+            kinds = Counter(str(e.type) for e in store.get_events(run_id))
+            assert (kinds["run.failed"], kinds["llm.failed"], kinds["llm.completed"]) == (1, 0, 1)
+    finally:
+        store.close()
 
 
 def test_a_queue_wide_concurrency_limit_holds_across_two_workers(
