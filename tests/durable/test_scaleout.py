@@ -213,3 +213,31 @@ def test_a_queue_wide_concurrency_limit_holds_across_two_workers(
         running += change
         most = max(most, running)
     assert 2 <= most <= 3
+
+
+def test_runs_taken_over_from_a_killed_worker_are_not_admitted_twice(
+    tmp_path: Path, workers: list[subprocess.Popen[str]]
+) -> None:
+    # 3 runs need 6 model calls, exactly the limit: a run taken over after the kill must
+    # replay its recorded admission, or its last call waits for the next minute
+    flags = ("--queue", "metered", "--concurrency", "2", "--rate", "6", "--takeover-every", "1")
+    env = {"SCALEOUT_TOOL_SECONDS": "1"}
+    workers += _start_workers(tmp_path, env, 2, *flags)
+    victim = workers[0]
+    run_ids = _app(tmp_path, {}, "submit", "3", "metered")
+
+    def victim_in_tool() -> bool:
+        return any(line.split()[1] == str(victim.pid) for line in lines(tmp_path / "attempts"))
+
+    wait_for(victim_in_tool, 30, "the victim to call the tool")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+
+    wait_for(lambda: _statuses(tmp_path, {}, run_ids)["completed"] == 3, 30, "the three runs")
+    assert len(lines(tmp_path / "model_calls")) == 6  # recorded calls are not asked again
+    store = open_store(tmp_path, {})
+    try:
+        events = [e for run_id in run_ids for e in store.get_events(run_id)]
+    finally:
+        store.close()
+    assert any(e.type == "run.recovered" for e in events)  # the victim's runs were taken over
