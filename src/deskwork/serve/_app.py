@@ -32,6 +32,7 @@ from deskwork.serve._models import (
     SessionIn,
     SessionOut,
 )
+from deskwork.serve._ratelimit import RateLimitMiddleware
 from deskwork.serve._security import DEFAULT_MAX_BODY_BYTES, SecurityMiddleware
 from deskwork.serve._service import ApiError, RunService, report_json
 from deskwork.serve._sessions import SessionService
@@ -53,6 +54,8 @@ def create_app(
     cors_origins: list[str] | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     poll_interval: float = 0.5,
+    rate_limit: float | None = None,
+    rate_burst: int = 20,
 ) -> FastAPI:
     """The HTTP API and web viewer of ``desk``.
 
@@ -64,6 +67,9 @@ def create_app(
         cors_origins: origins allowed by CORS (off when ``None``).
         max_body_bytes: larger request bodies get 413.
         poll_interval: how often streams of runs owned by another process poll the store.
+        rate_limit: requests a second each client address may make (bursts of
+            ``rate_burst``); over it, 429 with ``Retry-After``. Off when ``None``.
+        rate_burst: the burst ``rate_limit`` allows.
     """
     state: dict[str, Any] = {}
 
@@ -111,6 +117,8 @@ def create_app(
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
     app.add_middleware(SecurityMiddleware, token=token, max_body_bytes=max_body_bytes)
+    if rate_limit is not None:  # outermost: token guesses are limited too
+        app.add_middleware(RateLimitMiddleware, rate=rate_limit, burst=rate_burst)
     return app
 
 

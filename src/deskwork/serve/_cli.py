@@ -34,6 +34,16 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=None,
         help="allow this origin through CORS (repeatable; CORS is off without it)",
     )
+    serve.add_argument(
+        "--rate-limit",
+        type=float,
+        default=None,
+        metavar="PER_SECOND",
+        help="requests a second per client address (bursts of --rate-burst); off without it",
+    )
+    serve.add_argument(
+        "--rate-burst", type=int, default=20, help="burst allowed by --rate-limit (default 20)"
+    )
 
 
 def add_demo_serve_options(demo: argparse.ArgumentParser) -> None:
@@ -80,5 +90,6 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"deskwork serve: http://{args.host}:{args.port}/ (viewer), /openapi.json (API)")
-    serve(desk, host=args.host, port=args.port, token=token, cors_origins=args.cors_origin)
+    serve(desk, host=args.host, port=args.port, token=token, cors_origins=args.cors_origin,
+          rate_limit=args.rate_limit, rate_burst=args.rate_burst)  # fmt: skip
     return 0

@@ -10,7 +10,17 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "SecurityMiddleware", "is_loopback"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "ASGIApp",
+    "Receive",
+    "Scope",
+    "SecurityMiddleware",
+    "Send",
+    "is_loopback",
+    "is_public",
+    "reply",
+]
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 """Bodies larger than this are refused with 413."""
@@ -30,7 +40,7 @@ def is_loopback(host: str) -> bool:
     return host in {"127.0.0.1", "::1", "localhost"} or host.startswith("127.")
 
 
-async def _reply(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
+async def reply(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send(
         {
@@ -44,6 +54,17 @@ async def _reply(send: Send, status: int, detail: str, headers: list[tuple[bytes
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def is_public(scope: Scope) -> bool:
+    """Whether the request reads the viewer's page or assets (no data), or is a CORS
+    preflight (no credentials, no data)."""
+    path = str(scope.get("path", ""))
+    if scope.get("method") == "OPTIONS":
+        return True
+    return scope.get("method") == "GET" and (
+        path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIXES)
+    )
 
 
 class SecurityMiddleware:
@@ -63,24 +84,16 @@ class SecurityMiddleware:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        if self.token is not None and not self._public(scope) and not self._authorized(headers):
-            await _reply(
+        if self.token is not None and not is_public(scope) and not self._authorized(headers):
+            await reply(
                 send, 401, "missing or invalid bearer token", [(b"www-authenticate", b"Bearer")]
             )
             return
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
-            await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
+            await reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
             return
         await self._call_limited(scope, receive, send)
-
-    def _public(self, scope: Scope) -> bool:
-        path = str(scope.get("path", ""))
-        if scope.get("method") == "OPTIONS":
-            return True  # CORS preflights carry no credentials (and read no data)
-        return scope.get("method") == "GET" and (
-            path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIXES)
-        )
 
     def _authorized(self, headers: dict[bytes, bytes]) -> bool:
         assert self.token is not None
@@ -105,7 +118,7 @@ class SecurityMiddleware:
             chunk = message.get("body", b"")
             received += len(chunk)
             if received > self.max_body_bytes:
-                await _reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
+                await reply(send, 413, f"request body over {self.max_body_bytes} bytes", [])
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

@@ -38,6 +38,8 @@ def serve(
     token: str | None = None,
     runners: Mapping[str, Runner] | None = None,
     cors_origins: list[str] | None = None,
+    rate_limit: float | None = None,
+    rate_burst: int = 20,
     **uvicorn_options: Any,
 ) -> None:
     """Serve ``desk`` until interrupted (blocking)."""
@@ -46,5 +48,12 @@ def serve(
     from deskwork.serve._app import create_app
 
     token = check_bind(host, token)
-    app = create_app(desk, runners=runners, token=token, cors_origins=cors_origins)
+    app = create_app(
+        desk,
+        runners=runners,
+        token=token,
+        cors_origins=cors_origins,
+        rate_limit=rate_limit,
+        rate_burst=rate_burst,
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)
