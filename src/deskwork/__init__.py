@@ -9,37 +9,14 @@ Importing deskwork does not import LiteLLM, LangGraph, Chroma or MCP; they load 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from deskwork.core.event import Event, EventType
-from deskwork.core.job import Brief, Job
-from deskwork.core.message import Message
-from deskwork.core.pending import PendingAction
-from deskwork.core.report import Report, RunOutput
-from deskwork.core.state import RunRecord, RunState
-from deskwork.core.tool_call import ToolCall, ToolResult
-from deskwork.core.types import MessageRole, PendingActionType, RunStatus, WorkforceMode
-from deskwork.event_bus import EventBus
-from deskwork.exceptions import (
-    ConfigurationError,
-    ContextLimitError,
-    DeskworkError,
-    EventHandlerError,
-    EventLoopRunningError,
-    MissingExtraError,
-    RunnerNotRegisteredError,
-    StoreError,
-    StreamingUnsupportedError,
-    ToolExecutionError,
-    ToolTimeoutError,
-    ToolValidationError,
-)
-from deskwork.runtime.config import RunConfig
-from deskwork.runtime.desk import Desk
-from deskwork.runtime.worker import Worker
-from deskwork.utils import encode_file, new_id, utc_now
+from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from deskwork.core.event import Event, EventType
+    from deskwork.core.job import Brief, Job
+    from deskwork.core.message import Message
     from deskwork.core.payloads import (
         AssistantMessagePayload,
         LLMCompletedPayload,
@@ -58,8 +35,32 @@ if TYPE_CHECKING:
         WorkerPausedPayload,
         WorkforcePausedPayload,
     )
+    from deskwork.core.pending import PendingAction
+    from deskwork.core.report import Report, RunOutput
+    from deskwork.core.state import RunRecord, RunState
+    from deskwork.core.tool_call import ToolCall, ToolResult
+    from deskwork.core.types import MessageRole, PendingActionType, RunStatus, WorkforceMode
+    from deskwork.event_bus import EventBus
+    from deskwork.exceptions import (
+        ConfigurationError,
+        ContextLimitError,
+        DeskworkError,
+        EventHandlerError,
+        EventLoopRunningError,
+        MissingExtraError,
+        RunnerNotRegisteredError,
+        StoreError,
+        StreamingUnsupportedError,
+        ToolExecutionError,
+        ToolTimeoutError,
+        ToolValidationError,
+    )
+    from deskwork.runtime.config import RunConfig
+    from deskwork.runtime.desk import Desk
     from deskwork.runtime.session import WorkerSession
+    from deskwork.runtime.worker import Worker
     from deskwork.tools.images import generate_image
+    from deskwork.utils import encode_file, new_id, utc_now
     from deskwork.workforce import Workforce
 
 __version__ = "0.1.0"
@@ -122,32 +123,60 @@ __all__ = [
 ]
 
 _LAZY = {
-    "WorkerSession": "deskwork.runtime.session",
     "AssistantMessagePayload": "deskwork.core.payloads",
+    "Brief": "deskwork.core.job",
+    "ConfigurationError": "deskwork.exceptions",
+    "ContextLimitError": "deskwork.exceptions",
+    "Desk": "deskwork.runtime.desk",
+    "DeskworkError": "deskwork.exceptions",
+    "Event": "deskwork.core.event",
+    "EventBus": "deskwork.event_bus",
+    "EventHandlerError": "deskwork.exceptions",
+    "EventLoopRunningError": "deskwork.exceptions",
+    "EventType": "deskwork.core.event",
+    "Job": "deskwork.core.job",
     "LLMCompletedPayload": "deskwork.core.payloads",
     "LLMFailedPayload": "deskwork.core.payloads",
     "LLMStartedPayload": "deskwork.core.payloads",
+    "Message": "deskwork.core.message",
+    "MessageRole": "deskwork.core.types",
+    "MissingExtraError": "deskwork.exceptions",
+    "PendingAction": "deskwork.core.pending",
+    "PendingActionType": "deskwork.core.types",
+    "Report": "deskwork.core.report",
+    "RunConfig": "deskwork.runtime.config",
     "RunFailedPayload": "deskwork.core.payloads",
+    "RunOutput": "deskwork.core.report",
+    "RunRecord": "deskwork.core.state",
     "RunStartedPayload": "deskwork.core.payloads",
+    "RunState": "deskwork.core.state",
+    "RunStatus": "deskwork.core.types",
+    "RunnerNotRegisteredError": "deskwork.exceptions",
     "StepCompletedPayload": "deskwork.core.payloads",
     "StepPausedPayload": "deskwork.core.payloads",
+    "StoreError": "deskwork.exceptions",
     "StreamTokenPayload": "deskwork.core.payloads",
+    "StreamingUnsupportedError": "deskwork.exceptions",
+    "ToolCall": "deskwork.core.tool_call",
     "ToolCompletedPayload": "deskwork.core.payloads",
+    "ToolExecutionError": "deskwork.exceptions",
     "ToolFailedPayload": "deskwork.core.payloads",
+    "ToolResult": "deskwork.core.tool_call",
     "ToolStartedPayload": "deskwork.core.payloads",
+    "ToolTimeoutError": "deskwork.exceptions",
+    "ToolValidationError": "deskwork.exceptions",
+    "Worker": "deskwork.runtime.worker",
     "WorkerContextSummarizedPayload": "deskwork.core.payloads",
     "WorkerFailedPayload": "deskwork.core.payloads",
     "WorkerPausedPayload": "deskwork.core.payloads",
-    "WorkforcePausedPayload": "deskwork.core.payloads",
+    "WorkerSession": "deskwork.runtime.session",
     "Workforce": "deskwork.workforce",
+    "WorkforceMode": "deskwork.core.types",
+    "WorkforcePausedPayload": "deskwork.core.payloads",
+    "encode_file": "deskwork.utils",
     "generate_image": "deskwork.tools.images",
+    "new_id": "deskwork.utils",
+    "utc_now": "deskwork.utils",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deskwork' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from deskwork.adapters._retry import RetryPolicy
-from deskwork.adapters.base import (
-    BaseModelAdapter,
-    ModelResponse,
-    StreamChunk,
-    StructuredOutputError,
-    ToolCallDelta,
-)
+from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from deskwork.adapters._retry import RetryPolicy
+    from deskwork.adapters.base import (
+        BaseModelAdapter,
+        ModelResponse,
+        StreamChunk,
+        StructuredOutputError,
+        ToolCallDelta,
+    )
     from deskwork.adapters.litellm import LiteLLMAdapter
 
 __all__ = [
@@ -26,10 +27,14 @@ __all__ = [
     "ToolCallDelta",
 ]
 
+_LAZY = {
+    "BaseModelAdapter": "deskwork.adapters.base",
+    "LiteLLMAdapter": "deskwork.adapters.litellm",
+    "ModelResponse": "deskwork.adapters.base",
+    "RetryPolicy": "deskwork.adapters._retry",
+    "StreamChunk": "deskwork.adapters.base",
+    "StructuredOutputError": "deskwork.adapters.base",
+    "ToolCallDelta": "deskwork.adapters.base",
+}
 
-def __getattr__(name: str) -> Any:
-    if name == "LiteLLMAdapter":
-        from deskwork.adapters.litellm import LiteLLMAdapter
-
-        return LiteLLMAdapter
-    raise AttributeError(f"module 'deskwork.adapters' has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

@@ -1,14 +1,16 @@
 """LiteLLMAdapter: the default model adapter (any LiteLLM provider string).
 
-LiteLLM is imported on first use, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` so the import
-never reaches for the network.
+LiteLLM is imported by an adapter's first call, not when the adapter is made, with
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` so the import never reaches for the network.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import sys
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -75,6 +77,8 @@ async def shutdown_litellm() -> None:
     Without this, a process exit can warn about a pending ``LoggingWorker`` task or a
     never-awaited client-cleanup coroutine.
     """
+    if "litellm" not in sys.modules:  # never loaded: nothing to stop
+        return
     import litellm
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
@@ -107,7 +111,6 @@ class LiteLLMAdapter(BaseModelAdapter):
         timeout: float | None = None,
         extra_params: dict[str, Any] | None = None,
     ) -> None:
-        self._litellm = import_litellm()
         self.api_base = api_base
         self._api_key = api_key  # never logged or stored
         self.timeout = timeout
@@ -115,6 +118,12 @@ class LiteLLMAdapter(BaseModelAdapter):
 
     def __repr__(self) -> str:
         return f"LiteLLMAdapter(api_base={self.api_base!r})"
+
+    @functools.cached_property
+    def _litellm(self) -> Any:
+        """LiteLLM, imported by the first call: a desk whose runs never call a model (or
+        call another adapter) never loads it (~2.5 s)."""
+        return import_litellm()
 
     async def aclose(self) -> None:
         """Release LiteLLM's loop-bound resources (call before closing your own loop)."""

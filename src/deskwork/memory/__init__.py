@@ -7,14 +7,15 @@ lazily.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from deskwork.memory.base import ExternalMemoryStore, MemoryStore
-from deskwork.memory.simple import InMemoryMemoryStore, SQLiteMemoryStore
+from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from deskwork.memory._embeddings import HashingEmbedding, LocalSemanticEmbedding
+    from deskwork.memory.base import ExternalMemoryStore, MemoryStore
     from deskwork.memory.postgres import PostgresMemoryStore
+    from deskwork.memory.simple import InMemoryMemoryStore, SQLiteMemoryStore
     from deskwork.memory.vector import VectorMemoryStore
 
 __all__ = [
@@ -29,17 +30,14 @@ __all__ = [
 ]
 
 _LAZY = {
+    "ExternalMemoryStore": "deskwork.memory.base",
     "HashingEmbedding": "deskwork.memory._embeddings",
+    "InMemoryMemoryStore": "deskwork.memory.simple",
     "LocalSemanticEmbedding": "deskwork.memory._embeddings",
+    "MemoryStore": "deskwork.memory.base",
     "PostgresMemoryStore": "deskwork.memory.postgres",
+    "SQLiteMemoryStore": "deskwork.memory.simple",
     "VectorMemoryStore": "deskwork.memory.vector",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deskwork.memory' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

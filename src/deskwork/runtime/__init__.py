@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from deskwork.runtime.config import EventEmitter, RunConfig
-from deskwork.runtime.desk import Desk
-from deskwork.runtime.runner import Runner
-from deskwork.runtime.worker import Worker
+from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from deskwork.runtime.config import EventEmitter, RunConfig
+    from deskwork.runtime.desk import Desk
+    from deskwork.runtime.runner import Runner
     from deskwork.runtime.session import WorkerSession
+    from deskwork.runtime.worker import Worker
 
-__all__ = ["Desk", "EventEmitter", "RunConfig", "Runner", "Worker", "WorkerSession"]
+__all__ = [
+    "Desk",
+    "EventEmitter",
+    "RunConfig",
+    "Runner",
+    "Worker",
+    "WorkerSession",
+]
 
+_LAZY = {
+    "Desk": "deskwork.runtime.desk",
+    "EventEmitter": "deskwork.runtime.config",
+    "RunConfig": "deskwork.runtime.config",
+    "Runner": "deskwork.runtime.runner",
+    "Worker": "deskwork.runtime.worker",
+    "WorkerSession": "deskwork.runtime.session",
+}
 
-def __getattr__(name: str) -> Any:
-    if name == "WorkerSession":
-        from deskwork.runtime.session import WorkerSession
-
-        return WorkerSession
-    raise AttributeError(f"module 'deskwork.runtime' has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

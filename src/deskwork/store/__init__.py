@@ -6,14 +6,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from deskwork.core.state import RunOwner, RunRecord, RunState
-from deskwork.store._errors import StoreError
-from deskwork.store.base import RunStore
-from deskwork.store.memory import InMemoryRunStore
+from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from deskwork.core.state import RunOwner, RunRecord, RunState
+    from deskwork.store._errors import StoreError
+    from deskwork.store.base import RunStore
+    from deskwork.store.memory import InMemoryRunStore
     from deskwork.store.postgres import PostgresRunStore, PostgresSessionStore
     from deskwork.store.session import (
         InMemorySessionStore,
@@ -40,21 +41,19 @@ __all__ = [
 ]
 
 _LAZY = {
+    "InMemoryRunStore": "deskwork.store.memory",
+    "InMemorySessionStore": "deskwork.store.session",
     "PostgresRunStore": "deskwork.store.postgres",
     "PostgresSessionStore": "deskwork.store.postgres",
+    "RunOwner": "deskwork.core.state",
+    "RunRecord": "deskwork.core.state",
+    "RunState": "deskwork.core.state",
+    "RunStore": "deskwork.store.base",
     "SQLiteRunStore": "deskwork.store.sqlite",
-    # sessions: loaded by the first session (a plain worker run does not need them)
-    "InMemorySessionStore": "deskwork.store.session",
     "SQLiteSessionStore": "deskwork.store.session",
     "SessionRecord": "deskwork.store.session",
     "SessionStore": "deskwork.store.session",
+    "StoreError": "deskwork.store._errors",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deskwork.store' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY)

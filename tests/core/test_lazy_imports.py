@@ -1,0 +1,81 @@
+"""What importing deskwork and running a desk load (each case in a fresh interpreter).
+
+``import deskwork`` loads the package alone; a name loads its module on first use. A desk
+whose runs never call a model never imports LiteLLM, even with the default adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+_NO_MODEL_CALL = """
+import json, sys
+from deskwork import Desk, Job, Report, RunState, Worker
+from deskwork.adapters import LiteLLMAdapter
+from deskwork.testing import ScriptedAdapter, reply
+
+
+class Echo:
+    name, runner_type = "echo", "echo"
+
+    async def arun(self, config, job):
+        assert isinstance(config.adapter, LiteLLMAdapter)  # the default adapter, made
+        state = RunState(run_id=config.run_id, status="completed", runner_type="echo",
+                         runner_name="echo", job=job.to_state())
+        return Report(run_id=config.run_id, status="completed", content=str(job.input)), state
+
+    async def aresume(self, config, state, decision, job=None):
+        raise AssertionError("not paused")
+
+
+desk = Desk(model="openai/gpt-5-nano", storage_dir=sys.argv[1])
+echo = desk.run(Echo(), Job(input="hi"))
+scripted = Desk(model="m", adapter=ScriptedAdapter([reply("ok")]), storage_dir=sys.argv[1])
+worker = scripted.run(Worker(name="w"), Job(input="hi"))
+print(json.dumps([echo.status, echo.content, worker.status, "litellm" in sys.modules]))
+"""
+
+
+def _run(code: str, *args: str) -> Any:
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_deskwork_loads_the_package_alone() -> None:
+    loaded = _run(
+        "import json, sys, deskwork\n"
+        "names = sorted(m for m in sys.modules if m.startswith(('deskwork', 'pydantic')))\n"
+        "print(json.dumps(names))"
+    )
+    assert loaded == ["deskwork", "deskwork._lazy"]
+
+
+def test_a_name_loads_its_module_on_first_use_and_dir_lists_every_name() -> None:
+    loaded = _run(
+        "import json, sys, deskwork\n"
+        "listed = set(deskwork.__all__) <= set(dir(deskwork))\n"
+        "before = 'deskwork.runtime.desk' in sys.modules\n"
+        "desk = deskwork.Desk\n"
+        "print(json.dumps([listed, before, desk.__module__, 'Desk' in vars(deskwork)]))"
+    )
+    assert loaded == [True, False, "deskwork.runtime.desk", True]
+
+
+def test_the_tools_alone_do_not_load_the_desk() -> None:
+    loaded = _run(
+        "import json, sys\n"
+        "from deskwork.tools import tool\n"
+        "print(json.dumps(['deskwork.runtime.desk' in sys.modules, 'litellm' in sys.modules]))"
+    )
+    assert loaded == [False, False]
+
+
+def test_runs_that_never_call_litellm_never_import_it(tmp_path: Path) -> None:
+    assert _run(_NO_MODEL_CALL, str(tmp_path)) == ["completed", "hi", "completed", False]
