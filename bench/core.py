@@ -10,8 +10,9 @@ model turn over the in-memory store, the ratios to Agno and LangGraph, memory pe
 per stored run, runs/s with 100 concurrent async runs, and ``import deskwork`` against
 ``import agno.agent``.
 
-Run: ``python bench/core.py [ROUNDS] [--cpu]`` (default 15 rounds; prints a markdown table;
-``--cpu`` times the runs in process CPU time instead of wall time).
+Run: ``python bench/core.py [ROUNDS] [--cpu] [--quick]`` (default 15 rounds; prints a markdown
+table; ``--cpu`` times the runs in process CPU time instead of wall time; ``--quick`` times only
+the in-memory runs beside Agno: no SQLite, LangGraph, memory, concurrency or import rows).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ async def async_add(a: int, b: int) -> int:
 
 
 Timer = Callable[[], float]  # one sample: seconds per run
+Row = tuple[str, str, str]  # measure, median (range), goal
 CLOCK = time.perf_counter
 """Wall time; ``--cpu`` switches the per-run samples to the process's CPU time (all threads),
 which a machine loaded by other processes disturbs far less."""
@@ -117,11 +119,11 @@ def _desk(store: str, tmp: str) -> Desk:
     return Desk(model="scripted/m", adapter=_script(), run_store=run_store, storage_dir=tmp)
 
 
-def deskwork_timers(tmp: str) -> dict[str, Timer]:
+def deskwork_timers(tmp: str, stores: tuple[str, ...] = ("memory", "sqlite")) -> dict[str, Timer]:
     """Per-run timers of deskwork: sync/async, in-memory/SQLite store."""
     worker = Worker(name="bench", tools=[add, shout])
     timers: dict[str, Timer] = {}
-    for store in ("memory", "sqlite"):
+    for store in stores:
         desk = _desk(store, f"{tmp}/{store}")
 
         def once(desk: Desk = desk) -> None:
@@ -140,7 +142,11 @@ def deskwork_timers(tmp: str) -> dict[str, Timer]:
     def hopless() -> None:
         assert desk.run(on_loop, Job(input="add 2 and 3")).status == "completed"
 
+    async def ahopless() -> None:
+        assert (await desk.arun(on_loop, Job(input="add 2 and 3"))).status == "completed"
+
     timers["deskwork memory sync, async tool"] = _sync_timer(hopless)
+    timers["deskwork memory async, async tool"] = _async_timer(ahopless)
     return timers
 
 
@@ -185,13 +191,13 @@ def langgraph_timer() -> Timer | None:
     return _sync_timer(once, RUNS_PER_SAMPLE // 4)
 
 
-def all_timers(tmp: str) -> dict[str, Timer]:
-    timers = deskwork_timers(tmp)
+def all_timers(tmp: str, stores: tuple[str, ...], langgraph: bool) -> dict[str, Timer]:
+    timers = deskwork_timers(tmp, stores)
     agno = agno_runner()
     if agno is not None:
         timers["agno sync"] = _sync_timer(agno[0])
         timers["agno async"] = _async_timer(agno[1])
-    lg = langgraph_timer()
+    lg = langgraph_timer() if langgraph else None
     if lg is not None:
         timers["langgraph sync"] = lg
     return timers
@@ -285,63 +291,76 @@ def _ratios(num: list[float], den: list[float]) -> list[float]:
     return [a / b for a, b in zip(num, den, strict=True)]
 
 
-def main() -> None:
-    global CLOCK
-    args = [a for a in sys.argv[1:] if a != "--cpu"]
-    if "--cpu" in sys.argv:
-        CLOCK = time.process_time
-    count = int(args[0]) if args else 15
-    rows: list[tuple[str, str, str]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        s = rounds(all_timers(tmp), count)
-        rps_mem = concurrent_runs_per_second("memory", f"{tmp}/c-memory")
-        rps_sql = concurrent_runs_per_second("sqlite", f"{tmp}/c-sqlite")
+def per_run_rows(s: dict[str, list[float]], count: int, stores: tuple[str, ...]) -> list[Row]:
+    """Rows of the per-run timers: deskwork, Agno and LangGraph, and their ratios."""
+    rows: list[Row] = []
     for mode in ("sync", "async"):
-        for store in ("memory", "sqlite"):
+        for store in stores:
             rows.append((f"deskwork per run, {store} store, {mode}",
                          _fmt(s[f"deskwork {store} {mode}"], 1e6, "µs"), "—"))  # fmt: skip
         if f"agno {mode}" in s:
             rows.append((f"Agno 3.1.10 per run, {mode}", _fmt(s[f"agno {mode}"], 1e6, "µs"), "—"))
             ratio = _ratios(s[f"deskwork memory {mode}"], s[f"agno {mode}"])
             rows.append((f"deskwork (in-memory) / Agno, {mode}", _fmt(ratio, 1, "", 2), "≤ 0.25"))
-        extra = _ratios(
-            [(a - b) / TURNS_PER_RUN for a, b in
-             zip(s[f"deskwork sqlite {mode}"], s[f"deskwork memory {mode}"], strict=True)],
-            [1.0] * count,
-        )  # fmt: skip
-        rows.append((f"SQLite over in-memory, per model turn, {mode}",
-                     _fmt(extra, 1e6, "µs"), "≤ 150 µs"))  # fmt: skip
-    hop = [
-        a - b
-        for a, b in zip(
-            s["deskwork memory sync"], s["deskwork memory sync, async tool"], strict=True
-        )
-    ]
-    rows.append(
-        (
-            "deskwork per run, memory, sync, `async def` tool (no thread hand-off)",
-            _fmt(s["deskwork memory sync, async tool"], 1e6, "µs"),
-            "—",
-        )
-    )
-    rows.append(("cost of the sync tool's thread hand-off, per run", _fmt(hop, 1e6, "µs"), "—"))
+        if "sqlite" in stores:
+            extra = _ratios(
+                [(a - b) / TURNS_PER_RUN for a, b in
+                 zip(s[f"deskwork sqlite {mode}"], s[f"deskwork memory {mode}"], strict=True)],
+                [1.0] * count,
+            )  # fmt: skip
+            rows.append((f"SQLite over in-memory, per model turn, {mode}",
+                         _fmt(extra, 1e6, "µs"), "≤ 150 µs"))  # fmt: skip
+    for mode in ("sync", "async"):
+        rows.append((f"deskwork per run, memory, {mode}, `async def` tool (no thread hand-off)",
+                     _fmt(s[f"deskwork memory {mode}, async tool"], 1e6, "µs"), "—"))  # fmt: skip
+    # the sync API runs a sync tool on its own thread (nothing else uses its loop): no hand-off
+    hop = _ratios(
+        [a - b for a, b in
+         zip(s["deskwork memory async"], s["deskwork memory async, async tool"], strict=True)],
+        [1.0] * count,
+    )  # fmt: skip
+    rows.append(("cost of the sync tool's thread hand-off, per run (async API)",
+                 _fmt(hop, 1e6, "µs"), "—"))  # fmt: skip
     if "langgraph sync" in s:
         lg = _fmt(s["langgraph sync"], 1e6, "µs")
         rows.append(("LangGraph ReAct agent per run, sync", lg, "—"))
         ratio = _ratios(s["deskwork memory sync"], s["langgraph sync"])
         rows.append(("deskwork (in-memory) / LangGraph, sync", _fmt(ratio, 1, "", 2), "—"))
+    return rows
+
+
+def other_rows(tmp: str, count: int) -> list[Row]:
+    """Rows of memory, concurrency and import measures."""
+    rows: list[Row] = []
     per_worker, worker_bytes = worker_memory()
     rows.append(("Worker()", f"{per_worker * 1e6:.2f} µs, {worker_bytes:.0f} B", "—"))
     rows.append(("Memory per stored run (in-memory store)", f"{stored_run_memory():.0f} B", "—"))
-    rows.append((f"Runs/s, {CONCURRENT} concurrent async runs, in-memory",
-                 _fmt(rps_mem, 1, "runs/s"), "—"))  # fmt: skip
-    rows.append((f"Runs/s, {CONCURRENT} concurrent async runs, SQLite",
-                 _fmt(rps_sql, 1, "runs/s"), "—"))  # fmt: skip
+    for store, label in (("memory", "in-memory"), ("sqlite", "SQLite")):
+        rps = concurrent_runs_per_second(store, f"{tmp}/c-{store}")
+        rows.append((f"Runs/s, {CONCURRENT} concurrent async runs, {label}",
+                     _fmt(rps, 1, "runs/s"), "—"))  # fmt: skip
     ours, agno = import_times(max(5, count // 2))
     rows.append(("`import deskwork` over bare start-up", _fmt(ours, 1e3, "ms"), "—"))
     rows.append(("`import agno.agent` over bare start-up", _fmt(agno, 1e3, "ms"), "—"))
     import_ratio = _fmt(_ratios(ours, agno), 1, "", 2)
     rows.append(("import ratio deskwork / agno.agent", import_ratio, "≤ 0.3"))
+    return rows
+
+
+def main() -> None:
+    global CLOCK
+    flags = {a for a in sys.argv[1:] if a.startswith("--")}
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--cpu" in flags:
+        CLOCK = time.process_time
+    quick = "--quick" in flags
+    count = int(args[0]) if args else 15
+    stores = ("memory",) if quick else ("memory", "sqlite")
+    with tempfile.TemporaryDirectory() as tmp:
+        s = rounds(all_timers(tmp, stores, langgraph=not quick), count)
+        rows = per_run_rows(s, count, stores)
+        if not quick:
+            rows += other_rows(tmp, count)
     clock = "process CPU time" if CLOCK is time.process_time else "wall time"
     print(f"{count} interleaved rounds of {RUNS_PER_SAMPLE} runs, per-run {clock};"
           " median (min–max)\n")  # fmt: skip
