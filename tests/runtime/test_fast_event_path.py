@@ -119,7 +119,8 @@ def _texts(seed: int, count: int) -> list[str]:
     pieces = [
         "api_key", "API-KEY", "apikey", "auth_token", "Access-Token", "authorization", "secret",
         "PASSWORD", "passwd", "sk-", "SK-", "sk-ant-", "Bearer ", "bearer ", "abcdefgh1234",
-        "://", "@", "user:pw", "db://app:pw@host", "\"", "'", ": ", "=", " ", ",", "}", "x", "\u0130", "\u212a",
+        "://", "@", "user:pw", "db://app:pw@host", "\"", "'", ": ", "=", " ", ",", "}", "x",
+        "\u0130", "\u212a",
     ]  # fmt: skip
     rng = random.Random(seed)
     return ["".join(rng.choices(pieces, k=rng.randint(0, 7))) for _ in range(count)]
