@@ -164,7 +164,7 @@ def test_a_newer_schema_is_refused_with_a_clear_error(database_url: str) -> None
         open_run_store(database_url)
 
 
-def test_a_dropped_connection_is_a_store_error_and_the_pool_recovers(postgres_url: str) -> None:
+def test_a_connection_the_server_dropped_is_replaced_on_checkout(postgres_url: str) -> None:
     import psycopg
 
     store = PostgresRunStore(postgres_url)
@@ -173,11 +173,24 @@ def test_a_dropped_connection_is_a_store_error_and_the_pool_recovers(postgres_ur
         pid = conn.info.backend_pid
     with psycopg.connect(postgres_url, autocommit=True) as admin:  # the server drops it
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    with pytest.raises(StoreError, match="cannot be reached") as caught:
-        store.get_run("r")
-    assert caught.value.location is not None and "127.0.0.1" in caught.value.location
-    record = store.get_run("r")  # the broken connection was discarded
+    record = store.get_run("r")  # no error: the pool checked and replaced the connection
     assert record is not None and record.status == "running"
+    with store.database.connection() as conn:
+        assert conn.info.backend_pid != pid
+    store.close()
+
+
+def test_a_connection_lost_while_in_use_is_a_store_error(postgres_url: str) -> None:
+    import psycopg
+
+    store = PostgresRunStore(postgres_url)
+    lost = pytest.raises(StoreError, match="cannot be reached")
+    with lost as caught, store.database.connection() as conn:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        conn.execute("SELECT 1")
+    assert caught.value.location is not None and "127.0.0.1" in caught.value.location
+    assert store.get_run("missing") is None  # the pool goes on with a new connection
     store.close()
 
 
