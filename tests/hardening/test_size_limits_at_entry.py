@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from deskwork import Desk, Job, Message, Worker
+from deskwork import Desk, Job, Message, ToolResult, Worker
 from deskwork.store._blobs import MAX_STORED_CHARS
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
@@ -54,12 +54,21 @@ def dump_data() -> dict[str, Any]:
     return {"rows": [HUGE]}
 
 
-@pytest.mark.parametrize("tool_name", ["dump_all", "dump_data"])
+@tool
+def dump_beside() -> ToolResult:
+    """A short text for the model, with data beside it that no run may keep."""
+    return ToolResult(content="3 rows", data={"rows": [HUGE]})
+
+
+TOOLS = [dump_all, dump_data, dump_beside]
+
+
+@pytest.mark.parametrize("tool_name", [t.name for t in TOOLS])
 def test_a_tool_result_too_large_to_store_fails_that_call(tmp_path: Path, tool_name: str) -> None:
     adapter = ScriptedAdapter([call_tool(tool_name), reply("summarised instead")])
     desk = Desk(model="scripted/m", adapter=adapter, storage_dir=tmp_path)
     try:
-        report = desk.run(Worker(name="w", tools=[dump_all, dump_data]), Job(input="go"))
+        report = desk.run(Worker(name="w", tools=TOOLS), Job(input="go"))
         assert report.status == "completed", report.errors
         assert report.content == "summarised instead"
         result = report.tool_calls[0].result
