@@ -240,3 +240,22 @@ def test_a_cancelled_failure_event_says_cancelled(tmp_path: Path) -> None:
     report, _ = _run([stop], [call_tools(("stop", {})), reply("ok")], tmp_path)
     failed = next(e for e in report.events if e.type == "tool.failed")
     assert (failed.payload["cancelled"], failed.payload["timed_out"]) == (True, False)
+
+
+def test_the_report_of_a_resumed_run_holds_the_answered_call_result(tmp_path: Path) -> None:
+    turns = [
+        call_tools(("lookup", {"key": "a"}), ("wire", {"amount": 5, "to": "bob"})),
+        reply("ok"),
+    ]
+    store = SQLiteRunStore(tmp_path / "runs.db")  # the state is read back from JSON
+    desk = Desk(model="scripted", adapter=ScriptedAdapter(turns), run_store=store)
+    paused = desk.run(Worker(name="w", tools=[lookup, wire]), "go")
+    done = desk.resume(paused.run_id, "approve")
+    results = [(c.name, c.result.content if c.result else None) for c in done.tool_calls]
+    assert results == [("lookup", "value of a"), ("wire", "sent")]
+    record = desk.run_store.get_run(done.run_id)
+    assert record is not None and record.state is not None
+    assert [c.result.content if c.result else None for c in record.state.tool_calls] == [
+        "value of a",
+        "sent",
+    ]
