@@ -21,6 +21,7 @@ __all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems"]
 
 QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024
 """Files up to this size are checked with ``PRAGMA quick_check`` when opened (~0.1 s/64 MB)."""
+_UNDECODABLE = "Could not decode to UTF-8"  # sqlite3's OperationalError for such a text
 _FRESH_SECONDS = 2.0  # an empty file younger than this is another process creating the store
 _SCHEMA_TABLE = (
     "CREATE TABLE IF NOT EXISTS deskwork_schema"
@@ -86,7 +87,9 @@ class SQLiteDatabase:
             try:
                 yield self.conn
             except sqlite3.DatabaseError as exc:
-                if type(exc) is sqlite3.DatabaseError:  # not locked/integrity/programming errors
+                # not locked/integrity/programming errors; but a text column whose bytes are
+                # not UTF-8 (a damaged page that SQLite itself does not notice) is damage
+                if type(exc) is sqlite3.DatabaseError or str(exc).startswith(_UNDECODABLE):
                     raise _damaged(self.path, str(exc)) from exc
                 raise
 

