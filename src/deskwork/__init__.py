@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         ToolTimeoutError,
         ToolValidationError,
     )
+    from deskwork.runtime._queues import QueueSettings
     from deskwork.runtime.config import RunConfig
     from deskwork.runtime.desk import Desk
     from deskwork.runtime.session import WorkerSession
@@ -86,6 +87,7 @@ __all__ = [
     "MissingExtraError",
     "PendingAction",
     "PendingActionType",
+    "QueueSettings",
     "Report",
     "RunConfig",
     "RunFailedPayload",
@@ -143,6 +145,7 @@ _LAZY = {
     "MissingExtraError": "deskwork.exceptions",
     "PendingAction": "deskwork.core.pending",
     "PendingActionType": "deskwork.core.types",
+    "QueueSettings": "deskwork.runtime._queues",
     "Report": "deskwork.core.report",
     "RunConfig": "deskwork.runtime.config",
     "RunFailedPayload": "deskwork.core.payloads",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
+    from deskwork.runtime._queues import QueueSettings
     from deskwork.runtime.config import EventEmitter, RunConfig
     from deskwork.runtime.desk import Desk
     from deskwork.runtime.runner import Runner
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Desk",
     "EventEmitter",
+    "QueueSettings",
     "RunConfig",
     "Runner",
     "Worker",
@@ -25,6 +27,7 @@ __all__ = [
 _LAZY = {
     "Desk": "deskwork.runtime.desk",
     "EventEmitter": "deskwork.runtime.config",
+    "QueueSettings": "deskwork.runtime._queues",
     "RunConfig": "deskwork.runtime.config",
     "Runner": "deskwork.runtime.runner",
     "Worker": "deskwork.runtime.worker",
