@@ -4,6 +4,7 @@ directory and its run store."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -59,3 +60,39 @@ def open_store(directory: Path, backend: dict[str, str]) -> RunStore:
     """The run store the application of ``directory`` used."""
     sqlite = f"sqlite:///{directory / '.deskwork' / 'deskwork.db'}"
     return open_run_store(backend.get("DESKWORK_DATABASE_URL") or sqlite)
+
+
+def start_workers(
+    directory: Path, target: str, count: int, *flags: str, **env: str
+) -> list[subprocess.Popen[str]]:
+    """``count`` ``python -m deskwork worker TARGET FLAGS`` processes, started together;
+    returns once each says it serves its queue (stderr goes to ``worker.err`` files)."""
+    procs = []
+    for n in range(count):
+        with (directory / f"worker-{n}.err").open("w") as err:
+            procs.append(
+                subprocess.Popen(
+                    [PYTHON, "-m", "deskwork", "worker", target, *flags],
+                    env=app_env(directory, **env),
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    text=True,
+                )
+            )
+    for n, proc in enumerate(procs):
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        assert "serving queue" in banner, (directory / f"worker-{n}.err").read_text()[-3000:]
+    return procs
+
+
+def stop_workers(procs: list[subprocess.Popen[str]], timeout: float = 20) -> None:
+    """SIGTERM every live worker; kill the ones still there after ``timeout`` seconds."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -18,7 +18,16 @@ from typing import Any
 
 import pytest
 from dbos import DBOS
-from durablekit import HERE, PYTHON, app_env, lines, open_store, wait_for
+from durablekit import (
+    HERE,
+    PYTHON,
+    app_env,
+    lines,
+    open_store,
+    start_workers,
+    stop_workers,
+    wait_for,
+)
 
 from deskwork import Desk, Worker, Workforce
 from deskwork.testing import ScriptedAdapter, Turn, fail, reply
@@ -33,35 +42,9 @@ MEMBERS = {
 
 def _workers(directory: Path, count: int) -> list[subprocess.Popen[str]]:
     """``count`` ``deskwork worker fanout_app:desk`` processes serving queue ``fanout``, two
-    runs at a time each, taking over dead workers' runs every 0.5 s, started together;
-    returns once each serves."""
-    command = [PYTHON, "-m", "deskwork", "worker", "fanout_app:desk", "--queue", "fanout"]
-    procs = [
-        subprocess.Popen(
-            [*command, "--concurrency", "2", "--takeover-every", "0.5"],
-            env=app_env(directory),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(count)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None
-        banner = proc.stdout.readline()
-        assert "serving queue 'fanout'" in banner, proc.stderr.read() if proc.stderr else ""
-    return procs
-
-
-def _stop(procs: list[subprocess.Popen[str]]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    runs at a time each, taking over dead workers' runs every 0.5 s."""
+    flags = ["--queue", "fanout", "--concurrency", "2", "--takeover-every", "0.5"]
+    return start_workers(directory, "fanout_app:desk", count, *flags)
 
 
 def _app(directory: Path, *args: str) -> subprocess.Popen[str]:
@@ -117,7 +100,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     try:
         yield Cluster(directory, workers)
     finally:
-        _stop(workers)
+        stop_workers(workers)
 
 
 class Spread:
@@ -216,7 +199,7 @@ def test_a_worker_killed_mid_fan_out_leaves_every_member_completed_once(tmp_path
         victim.wait(timeout=10)
         [report] = _reports(driver)  # the survivor takes the dead worker's members over
     finally:
-        _stop(procs)
+        stop_workers(procs)
 
     assert report["status"] == "completed", report["errors"]
     marks = _marks(tmp_path)

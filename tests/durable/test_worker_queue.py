@@ -9,46 +9,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from durablekit import PYTHON, app_env, lines, open_store, run_app, wait_for
+from durablekit import (
+    PYTHON,
+    app_env,
+    lines,
+    open_store,
+    run_app,
+    start_workers,
+    stop_workers,
+    wait_for,
+)
 
 
 @pytest.fixture
 def workers(tmp_path: Path, backend: dict[str, str]) -> Iterator[list[subprocess.Popen[str]]]:
     """Two ``python -m deskwork worker durable_app:desk`` processes on queue ``jobs``."""
-    procs = [
-        subprocess.Popen(
-            [
-                PYTHON,
-                "-m",
-                "deskwork",
-                "worker",
-                "durable_app:desk",
-                "--queue",
-                "jobs",
-                "--concurrency",
-                "4",
-            ],
-            env=app_env(tmp_path, **backend),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    flags = ["--queue", "jobs", "--concurrency", "4"]
+    procs = start_workers(tmp_path, "durable_app:desk", 2, *flags, **backend)
     try:
-        for proc in procs:
-            assert proc.stdout is not None
-            banner = proc.stdout.readline()
-            assert "serving queue 'jobs'" in banner, proc.stderr.read() if proc.stderr else ""
         yield procs
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_workers(procs, timeout=15)
 
 
 def test_two_workers_run_twenty_submitted_runs_once_each(
