@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/core.py 15 --cpu
 	$(BIN)/python bench/graph.py
 	$(BIN)/python bench/serve.py
+	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/parallel.py
 	$(BIN)/python bench/realtime.py
 
@@ -49,7 +50,7 @@ docs: $(STAMP)
 
 # Mutation testing (slow, ~15 min; not part of make test). Scores: docs/reliability.md.
 mutation: $(STAMP)
-	$(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut run --max-children 1
 	$(BIN)/mutmut results
 
 clean:
