@@ -127,6 +127,11 @@ class SQLiteDatabase:
                 (component, len(migrations)),
             )
 
+    def damaged(self, problem: str) -> StoreError:
+        """The error for this file being damaged (``problem`` says how); the file is left as
+        it is."""
+        return _damaged(self.path, problem)
+
     def close(self) -> None:
         with self.lock:
             self.conn.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,9 @@ from deskwork.store._blobs import (
     pack_model,
     unpack_json,
 )
+from deskwork.store._decoding import decoding
 from deskwork.store._owner import current_owner
-from deskwork.store._sqlite import SQLiteDatabase, _damaged
+from deskwork.store._sqlite import SQLiteDatabase
 from deskwork.store.base import RunStore
 from deskwork.utils import utc_now
 
@@ -328,15 +329,9 @@ class SQLiteRunStore(RunStore):
                 for row in rows
             ]
 
-    @contextmanager
-    def _decoding(self, what: str) -> Iterator[None]:
+    def _decoding(self, what: str) -> AbstractContextManager[None]:
         """A stored value damaged in place (the file itself sound) is a StoreError too."""
-        try:
-            yield
-        except ValueError as exc:  # bad JSON, a record pydantic refuses, a bad timestamp
-            first_line = str(exc).splitlines()[0] if str(exc) else ""
-            problem = f"{what} cannot be read: {type(exc).__name__}: {first_line}"
-            raise _damaged(self._db.path, problem) from exc
+        return decoding(what, self._db.damaged)
 
     def put_checkpoint_items(
         self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
