@@ -4,7 +4,17 @@ All stores of one URL share one connection pool (:class:`PostgresDatabase`). Tab
 named ``deskwork_*`` so they can live beside other applications' tables (DBOS's included);
 ``deskwork_schema`` records each component's schema version, and opening a store applies
 the forward migrations it lacks (under an advisory lock, so concurrent processes migrate
-once). Every write is committed before its call returns.
+once).
+
+Events (and the record of a starting run, ``begin_run``) are committed in batches, like the
+SQLite store's: one added from a running event loop is committed by the store's writer
+thread at once, together with the others added meanwhile, so the loop never waits on a
+commit; one added outside a loop is committed before the call returns. :meth:`flush` (the
+worker calls it before every tool call), every read and every other write first wait for
+the pending ones to be committed, in order. So a reader sees a step's events, and a tool
+runs only once the turn before it is on disk; a crash (``kill -9``) can lose only the last
+events of the step in progress whose commit had not ended (a recovered durable run emits
+those again). Every other write is committed before its call returns.
 
 Use it through one URL::
 
@@ -14,9 +24,11 @@ Use it through one URL::
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -205,6 +217,18 @@ SESSION_SCHEMA_VERSION = len(_SESSION_MIGRATIONS)
 _RUN_COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
+_INSERT_EVENT = (
+    "INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
+    " VALUES (%s, %s, %s, %s, %s, %s)"
+)
+_UPSERT_RUN = (
+    "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at, runner, owner)"
+    " VALUES (%s, 'running', %s, %s, %s, %s, %s)"
+    " ON CONFLICT (run_id) DO UPDATE SET status='running', input=EXCLUDED.input,"
+    " output=NULL, output_json=NULL, state=NULL, created_at=EXCLUDED.created_at,"
+    " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner"
+)
+_Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 
 
 class _PostgresStore:
@@ -251,6 +275,96 @@ class PostgresRunStore(_PostgresStore, RunStore):
     _component = "runs"
     _migrations = _RUN_MIGRATIONS
 
+    def __init__(self, url: str) -> None:
+        self._pending: list[_Write] = []  # run starts and events not committed yet, in order
+        self._pending_blobs: dict[str, str] = {}
+        self._scheduled = False  # the writer thread is due to commit the pending ones
+        self._flush_failure: Exception | None = None  # a deferred commit that failed
+        self._pending_lock = threading.Lock()  # guards the four above; never held on I/O
+        self._commit_lock = threading.RLock()  # one commit at a time, so in order
+        self._writer: ThreadPoolExecutor | None = None
+        super().__init__(url)
+
+    @contextmanager
+    def _write(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection that has first inserted the pending writes, in one transaction with
+        the caller's statements (autocommit when nothing is pending)."""
+        with self._commit_lock:
+            with self._pending_lock:
+                failure, self._flush_failure = self._flush_failure, None
+                if failure is not None:
+                    raise failure  # the pending writes stay for the next commit
+                rows, blobs = self._pending, self._pending_blobs
+                self._pending, self._pending_blobs = [], {}
+            try:
+                with self._db.transaction() if rows else self._db.connection() as conn:
+                    if rows:
+                        self._put_blobs(conn, blobs)  # before the rows that refer to them
+                        _execute_in_order(conn, rows)
+                    yield conn
+            except BaseException:
+                with self._pending_lock:
+                    self._pending[:0] = rows  # kept, in order, for the next commit
+                    self._pending_blobs.update(blobs)
+                raise
+
+    @contextmanager
+    def _read(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection, after the pending writes (and one being committed) are committed."""
+        self.flush()
+        with self._db.connection() as conn:
+            yield conn
+
+    def flush(self) -> None:
+        """Commit the events added but not committed yet, waiting for the writer thread's
+        commit in progress (reads and writes do it too; the worker does it before it runs a
+        tool)."""
+        with self._commit_lock:
+            if self._pending or self._flush_failure is not None:
+                with self._write():
+                    pass
+
+    def _commit_pending(self) -> None:
+        """The writer thread's job: commit what is pending now."""
+        with self._pending_lock:
+            self._scheduled = False
+        try:
+            self.flush()
+        except Exception as exc:  # the next call of this store raises it
+            with self._pending_lock:
+                self._flush_failure = exc
+
+    def _add(self, write: _Write, blobs: dict[str, str]) -> None:
+        """Commit ``write`` now outside an event loop, else on the writer thread at once."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            with self._pending_lock:
+                self._pending.append(write)
+                self._pending_blobs.update(blobs)
+            self.flush()
+            return
+        with self._pending_lock:
+            self._pending.append(write)
+            self._pending_blobs.update(blobs)
+            if self._scheduled:
+                return
+            self._scheduled = True
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix="deskwork-pg-events")
+            writer = self._writer
+        writer.submit(self._commit_pending)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+            self.flush()
+        finally:
+            super().close()
+
     def _put_blobs(self, conn: psycopg.Connection[Any], blobs: dict[str, str]) -> None:
         if blobs:
             with conn.cursor() as cursor:
@@ -261,45 +375,43 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 )
 
     def _fetch_blobs(self, hashes: Iterable[str]) -> dict[str, str]:
-        with self._db.connection() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT hash, data FROM deskwork_blobs WHERE hash = ANY(%s)", (list(hashes),)
             ).fetchall()
         return {str(row[0]): str(row[1]) for row in rows}
 
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
-        self.create_run(run_id, input_payload, runner=runner)
+        """Record a starting run: committed with its first step's events (like
+        :meth:`add_event`)."""
+        self._add(*self._run_row(run_id, input_payload, runner))
 
     def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
-        now = utc_now()
-        owner = current_owner().model_dump_json()
-        blobs: dict[str, str] = {}
-        stored_input = pack_json(to_jsonable(input_payload), blobs)
-        with self._db.connection() as conn:
+        (_, params), blobs = self._run_row(run_id, input_payload, runner)
+        with self._write() as conn:
             self._put_blobs(conn, blobs)
             cursor = conn.execute(
                 "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at,"
                 " runner, owner) VALUES (%s, 'running', %s, %s, %s, %s, %s)"
                 " ON CONFLICT (run_id) DO NOTHING",
-                (run_id, stored_input, now, now, runner, owner),
+                params,
             )
             return cursor.rowcount == 1
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        row, blobs = self._run_row(run_id, input_payload, runner)
+        with self._write() as conn:
+            self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
+            conn.execute(*row)
+
+    def _run_row(
+        self, run_id: str, input_payload: Any, runner: str | None
+    ) -> tuple[_Write, dict[str, str]]:
         now = utc_now()
         owner = current_owner().model_dump_json()
         blobs: dict[str, str] = {}
         stored_input = pack_json(to_jsonable(input_payload), blobs)
-        with self._db.connection() as conn:
-            self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
-            conn.execute(
-                "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at,"
-                " runner, owner) VALUES (%s, 'running', %s, %s, %s, %s, %s)"
-                " ON CONFLICT (run_id) DO UPDATE SET status='running', input=EXCLUDED.input,"
-                " output=NULL, output_json=NULL, state=NULL, created_at=EXCLUDED.created_at,"
-                " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner",
-                (run_id, stored_input, now, now, runner, owner),
-            )
+        return (_UPSERT_RUN, (run_id, stored_input, now, now, runner, owner)), blobs
 
     def update_run(
         self,
@@ -315,7 +427,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             pack_json(to_jsonable(output_json), blobs),
             pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
         )
-        with self._db.connection() as conn:
+        with self._write() as conn:
             self._put_blobs(conn, blobs)
             cursor = conn.execute(
                 "UPDATE deskwork_runs SET status=%s, output=%s, output_json=%s, state=%s,"
@@ -326,7 +438,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise KeyError(f"unknown run {run_id!r}")
 
     def claim_paused(self, run_id: str) -> bool:
-        with self._db.connection() as conn:
+        with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE deskwork_runs SET status='running', updated_at=%s, owner=%s"
                 " WHERE run_id=%s AND status='paused'",
@@ -335,7 +447,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self._db.connection() as conn:
+        with self._read() as conn:
             row = conn.execute(
                 f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
                 (run_id,),
@@ -352,7 +464,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         where, params = _filters(status, runner, since)
-        with self._db.connection() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_RUN_COLUMNS.format(state='NULL')} FROM deskwork_runs"
                 f"{where} ORDER BY updated_at DESC LIMIT %s",
@@ -362,25 +474,21 @@ class PostgresRunStore(_PostgresStore, RunStore):
             return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
+        """Store ``event``: committed now outside an event loop, else by the writer thread at
+        once (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
-        payload = pack_json(event.payload, blobs)
-        with self._db.connection() as conn:
-            self._put_blobs(conn, blobs)
-            conn.execute(
-                "INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
-                (
-                    event.event_id,
-                    event.run_id,
-                    str(event.type),
-                    event.timestamp,
-                    event.source,
-                    payload,
-                ),
-            )
+        row = (
+            event.event_id,
+            event.run_id,
+            str(event.type),
+            event.timestamp,
+            event.source,
+            pack_json(event.payload, blobs),
+        )
+        self._add((_INSERT_EVENT, row), blobs)
 
     def get_events(self, run_id: str) -> list[Event]:
-        with self._db.connection() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
                 " WHERE run_id=%s ORDER BY seq",
@@ -404,6 +512,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     ) -> None:
         action = "UPDATE SET value=EXCLUDED.value" if overwrite else "NOTHING"
         rows = [(thread_id, key, bytes(value)) for key, value in items]
+        self.flush()
         with self._db.transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO deskwork_checkpoints (thread_id, key, value) VALUES (%s, %s, %s)"
@@ -420,7 +529,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         order = "DESC" if newest_first else "ASC"
-        with self._db.connection() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 "SELECT key, value FROM deskwork_checkpoints WHERE thread_id=%s"
                 f" AND starts_with(key, %s) ORDER BY key {order} LIMIT %s",
@@ -429,7 +538,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return [(str(r[0]), bytes(r[1])) for r in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
-        with self._db.connection() as conn:
+        with self._write() as conn:
             conn.execute("DELETE FROM deskwork_checkpoints WHERE thread_id=%s", (thread_id,))
 
 
@@ -540,3 +649,13 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
         runner=row[8],
         owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
     )
+
+
+def _execute_in_order(conn: psycopg.Connection[Any], writes: list[_Write]) -> None:
+    """Run ``writes`` in order, each run of one statement as one ``executemany``."""
+    start = 0
+    with conn.cursor() as cursor:
+        for end in range(1, len(writes) + 1):
+            if end == len(writes) or writes[end][0] != writes[start][0]:
+                cursor.executemany(writes[start][0], [params for _, params in writes[start:end]])
+                start = end
