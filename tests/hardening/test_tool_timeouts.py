@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -102,32 +103,39 @@ def test_a_timed_out_sync_tool_gives_its_thread_slot_back() -> None:
     desk.close()
 
 
-def test_the_pool_keeps_its_size_when_a_call_that_waited_in_the_queue_is_abandoned() -> None:
+async def test_the_pool_keeps_its_size_when_a_call_that_waited_in_the_queue_is_abandoned() -> None:
     pool = ToolThreadPool(1)
     release_a, release_b = threading.Event(), threading.Event()
-    first = pool.submit(lambda: release_a.wait(5))
-    second = pool.submit(lambda: release_b.wait(5))  # queued behind the first
+    started_b = threading.Event()
+
+    def second_call() -> bool:
+        started_b.set()
+        return release_b.wait(5)
+
+    first = pool.start(lambda: release_a.wait(5))
+    second = pool.start(second_call)  # queued behind the first
     release_a.set()
-    assert first.result(timeout=2) is True
-    deadline = time.monotonic() + 2
-    while not second.running() and time.monotonic() < deadline:
-        time.sleep(0.005)
+    assert await asyncio.wait_for(first, 2) is True
+    assert await asyncio.to_thread(started_b.wait, 2)
+    second.cancel()
     pool.abandon(second)  # it timed out: it runs on, but no longer holds the slot
-    third = pool.submit(lambda: "third")
-    assert third.result(timeout=1) == "third"
+    assert pool.running_abandoned == 1
+    assert await asyncio.wait_for(pool.start(lambda: "third"), 1) == "third"
     release_b.set()
     pool.shutdown()
 
 
-def test_an_abandoned_call_that_never_started_never_runs() -> None:
+async def test_an_abandoned_call_that_never_started_never_runs() -> None:
     pool = ToolThreadPool(1)
     release = threading.Event()
     ran: list[str] = []
-    busy = pool.submit(lambda: release.wait(5))
-    queued = pool.submit(lambda: ran.append("queued"))
+    busy = pool.start(lambda: release.wait(5))
+    queued = pool.start(lambda: ran.append("queued"))
+    queued.cancel()
     pool.abandon(queued)
+    assert pool.running_abandoned == 0
     release.set()
-    busy.result(timeout=2)
-    assert pool.submit(lambda: "after").result(timeout=2) == "after"
-    assert ran == [] and queued.cancelled()
+    await asyncio.wait_for(busy, 2)
+    assert await asyncio.wait_for(pool.start(lambda: "after"), 2) == "after"
+    assert ran == []
     pool.shutdown()

@@ -5,15 +5,21 @@ so one sync tool that timed out (and cannot be stopped: Python cannot kill a thr
 the process until the function returned. Here every worker thread is a daemon, a timed-out call
 is *abandoned* (its slot is given back so the pool keeps its full size), and :meth:`shutdown`
 never waits.
+
+The hand-off is kept short because every sync tool call under the async API pays it: the
+caller awaits a plain ``asyncio.Future`` that the pool thread completes with one
+``loop.call_soon_threadsafe`` (no ``concurrent.futures.Future``, ``wrap_future`` or executor
+layers in between, and two lock sections per call on the thread).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
 __all__ = ["DEFAULT_TOOL_THREADS", "ToolThreadPool", "default_pool"]
@@ -21,7 +27,9 @@ __all__ = ["DEFAULT_TOOL_THREADS", "ToolThreadPool", "default_pool"]
 DEFAULT_TOOL_THREADS = 64
 """Default size of a tool pool: threads are started on demand, up to this many at once."""
 
-_Item = tuple[Future[Any], Callable[[], Any], contextvars.Context]
+_Call = tuple[
+    asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[[], Any], contextvars.Context
+]
 
 
 class ToolThreadPool:
@@ -37,17 +45,27 @@ class ToolThreadPool:
             raise ValueError("max_workers must be >= 1")
         self.max_workers = max_workers
         self._name = name
-        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads = 0
-        self._waiting = 0  # threads blocked on the queue, ready to take an item
-        self._queued = 0  # items in the queue no thread has taken yet
-        self._abandoned: set[Future[Any]] = set()
+        self._waiting = 0  # threads blocked on the queue, ready to take a call
+        self._queued = 0  # calls in the queue no thread has taken yet
+        self._running: set[asyncio.Future[Any]] = set()
+        self._abandoned: set[asyncio.Future[Any]] = set()
         self._closed = False
 
-    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
-        """Run ``fn()`` on a pool thread (in a copy of the caller's context)."""
-        future: Future[Any] = Future()
+    def start(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        """Start ``fn()`` on a pool thread (in a copy of the caller's context); await the
+        returned future, of the running loop, for its result or exception.
+
+        Cancelling the future (a timeout, a cancelled caller) does not stop ``fn``: pass it
+        to :meth:`abandon` then.
+
+        Raises:
+            RuntimeError: the pool is shut down, or no event loop is running.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         with self._lock:
             if self._closed:
                 raise RuntimeError("the tool pool is shut down (the desk was closed)")
@@ -56,16 +74,14 @@ class ToolThreadPool:
             if self._queued > self._waiting and room:
                 self._threads += 1
                 self._start_thread()
-            self._queue.put((future, fn, contextvars.copy_context()))
+            self._queue.put((loop, future, fn, contextvars.copy_context()))
         return future
 
-    def abandon(self, future: Future[Any]) -> None:
-        """Give up on ``future`` (timed out or cancelled): a queued call never starts; a
+    def abandon(self, future: asyncio.Future[Any]) -> None:
+        """Give up on a call whose future was cancelled: a queued call never starts; a
         running one keeps its thread until it returns, and the pool may start another."""
-        if future.cancel():
-            return
         with self._lock:
-            if not future.done():
+            if future in self._running:
                 self._abandoned.add(future)
 
     @property
@@ -88,9 +104,9 @@ class ToolThreadPool:
         thread.start()
 
     def _work(self) -> None:
+        with self._lock:
+            self._waiting += 1
         while True:
-            with self._lock:
-                self._waiting += 1
             item = self._queue.get()
             with self._lock:
                 self._waiting -= 1
@@ -98,19 +114,42 @@ class ToolThreadPool:
                     self._threads -= 1
                     return
                 self._queued -= 1
-            future, fn, context = item
-            if future.set_running_or_notify_cancel():
-                try:
-                    result = context.run(fn)
-                except BaseException as exc:  # handed to the awaiting caller
-                    future.set_exception(exc)
-                else:
-                    future.set_result(result)
-            with self._lock:
+                loop, future, fn, context = item
+                if future.cancelled():  # abandoned before it started: it never runs
+                    self._waiting += 1
+                    continue
+                self._running.add(future)
+            try:
+                outcome = (True, context.run(fn))
+            except BaseException as exc:  # handed to the awaiting caller
+                outcome = (False, exc)
+            with self._lock:  # before the wake-up, so the caller's loop finds the GIL free
+                self._running.discard(future)
                 self._abandoned.discard(future)
-                if self._threads - len(self._abandoned) > self.max_workers:
+                retire = self._threads - len(self._abandoned) > self.max_workers
+                if retire:
                     self._threads -= 1  # a replacement took this thread's slot
-                    return
+                else:
+                    self._waiting += 1
+            if not future.done():  # else abandoned: nobody awaits it, no wake-up needed
+                with contextlib.suppress(RuntimeError):  # its loop is closed: nobody awaits it
+                    loop.call_soon_threadsafe(_settle, future, *outcome)
+            if retire:
+                return
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Complete ``future`` on its loop (unless it was cancelled meanwhile)."""
+    if future.done():
+        return
+    if ok:
+        future.set_result(value)
+    elif isinstance(value, StopIteration):  # a future refuses it (as a coroutine would)
+        error = RuntimeError(f"the tool function raised StopIteration: {value}")
+        error.__cause__ = value
+        future.set_exception(error)
+    else:
+        future.set_exception(value)
 
 
 _default: ToolThreadPool | None = None

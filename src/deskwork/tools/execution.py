@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import inspect
 import json
-from concurrent.futures import Future
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -157,7 +156,7 @@ async def _call_once(
     cancel_event: asyncio.Event | None,
     pool: ToolThreadPool | None,
 ) -> ToolResult:
-    threaded: Future[Any] | None = None
+    threaded: asyncio.Future[Any] | None = None
     task: asyncio.Future[Any] | None = None
     try:
         if inspect.iscoroutinefunction(tool.callable):
@@ -170,10 +169,9 @@ async def _call_once(
             # a sync API's own loop, running nothing but this call: no one else waits on it
             value = call_off_loop(functools.partial(tool.callable, **arguments))
         else:  # a sync tool never runs on the thread of a loop that others use
-            threaded = (pool or default_pool()).submit(
+            task = threaded = (pool or default_pool()).start(
                 functools.partial(tool.callable, **arguments)
             )
-            task = asyncio.wrap_future(threaded)
         if task is not None:
             value = await _await_task(task, tool.timeout, cancel_event)
     except TimeoutError as exc:
@@ -185,7 +183,7 @@ async def _call_once(
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}", exc)
     finally:
-        if threaded is not None and not threaded.done():
+        if threaded is not None and threaded.cancelled():
             (pool or default_pool()).abandon(threaded)  # it runs on; nobody waits for it
     return tool_result_from_value(tool, value)
 

@@ -1,0 +1,127 @@
+"""The async API's hand-off of a sync tool to a pool thread (issue 13: one asyncio future
+completed by the pool thread): what a caller relies on, whatever the mechanism."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from deskwork import ToolCall
+from deskwork.tools import tool
+from deskwork.tools._pool import ToolThreadPool
+from deskwork.tools.execution import aexecute_tool
+
+request: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="unset")
+
+
+@tool
+def who() -> str:
+    """Thread name and the caller's context variable; the tool then sets the variable."""
+    seen = request.get()
+    request.set("set by the tool")
+    return f"{threading.current_thread().name}|{seen}"
+
+
+@tool
+def first_of_nothing() -> str:
+    """Raise StopIteration, as ``next()`` on an empty iterator does."""
+    return next(iter([]))
+
+
+@tool
+def refuse(reason: str) -> str:
+    """Raise a PermissionError."""
+    raise PermissionError(reason)
+
+
+@pytest.fixture
+def pool() -> Iterator[ToolThreadPool]:
+    made = ToolThreadPool(2, name="handoff")
+    yield made
+    made.shutdown()
+
+
+async def test_a_sync_tool_sees_the_callers_context_and_cannot_change_it(
+    pool: ToolThreadPool,
+) -> None:
+    request.set("run-7")
+    result = await aexecute_tool(who, ToolCall(id="c", name="who"), pool=pool)
+    assert result.content is not None
+    thread, seen = result.content.split("|")
+    assert thread.startswith("handoff-") and seen == "run-7"
+    assert request.get() == "run-7"  # the tool ran in a copy of the context
+
+
+async def test_a_sync_tool_error_keeps_its_type_and_exception(pool: ToolThreadPool) -> None:
+    call = ToolCall(id="c", name="refuse", arguments={"reason": "not yours"})
+    result = await aexecute_tool(refuse, call, pool=pool)
+    assert (result.error, result.exception_type) == (
+        "PermissionError: not yours",
+        "PermissionError",
+    )
+    assert isinstance(result.original_exception, PermissionError)
+
+
+async def test_a_sync_tool_raising_stop_iteration_fails_instead_of_hanging(
+    pool: ToolThreadPool,
+) -> None:
+    call = ToolCall(id="c", name="first_of_nothing")
+    result = await asyncio.wait_for(aexecute_tool(first_of_nothing, call, pool=pool), 5)
+    assert result.error is not None and "StopIteration" in result.error
+    assert isinstance(result.original_exception, RuntimeError)
+    assert isinstance(result.original_exception.__cause__, StopIteration)
+
+
+async def test_a_cancelled_caller_abandons_the_running_call(pool: ToolThreadPool) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    @tool
+    def stuck() -> str:
+        """Block until released."""
+        started.set()
+        release.wait(10)
+        return "late"
+
+    task = asyncio.ensure_future(aexecute_tool(stuck, ToolCall(id="c", name="stuck"), pool=pool))
+    assert await asyncio.to_thread(started.wait, 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert pool.running_abandoned == 1  # it runs on, without holding a slot
+    release.set()
+    deadline = time.monotonic() + 5
+    while pool.running_abandoned and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert pool.running_abandoned == 0
+
+
+def test_a_call_that_outlives_its_loop_leaves_the_pool_working(pool: ToolThreadPool) -> None:
+    release = threading.Event()
+
+    async def give_up() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(pool.start(lambda: release.wait(10)), 0.05)
+
+    asyncio.run(give_up())  # that loop is closed before the call returns
+    release.set()
+
+    async def again() -> str:
+        return str(await asyncio.wait_for(pool.start(lambda: "still working"), 5))
+
+    assert asyncio.run(again()) == "still working"
+
+
+async def test_a_shut_down_pool_refuses_calls_as_a_tool_error(pool: ToolThreadPool) -> None:
+    pool.shutdown()
+    result = await aexecute_tool(who, ToolCall(id="c", name="who"), pool=pool)
+    assert result.error == "RuntimeError: the tool pool is shut down (the desk was closed)"
+
+
+async def test_many_concurrent_calls_all_complete_on_a_small_pool(pool: ToolThreadPool) -> None:
+    values = await asyncio.gather(*(pool.start(lambda i=i: i * i) for i in range(200)))
+    assert values == [i * i for i in range(200)]
