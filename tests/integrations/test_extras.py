@@ -40,11 +40,17 @@ def test_broken_package_is_not_reported_as_missing(
     assert not isinstance(info.value, MissingExtraError)
 
 
-def test_vector_store_without_chromadb(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setitem(sys.modules, "chromadb", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'deskwork\[vector\]'") as info:
-        VectorMemoryStore(tmp_path / "db")
-    assert info.value.package == "chromadb"
+@pytest.mark.parametrize(
+    ("backend", "missing", "extra"),
+    [("numpy", "numpy", "vector"), ("chroma", "chromadb", "chroma")],
+)
+def test_vector_store_without_its_backend(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, backend: str, missing: str, extra: str
+) -> None:
+    monkeypatch.setitem(sys.modules, missing, None)
+    with pytest.raises(MissingExtraError, match=rf"pip install 'deskwork\[{extra}\]'") as info:
+        VectorMemoryStore(tmp_path / "db", backend=backend)  # type: ignore[arg-type]  # str
+    assert info.value.package == missing
     assert not (tmp_path / "db").exists()  # failed before touching the disk
 
 
@@ -79,7 +85,8 @@ def test_pyproject_declares_the_extras() -> None:
     extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
     assert {"mcp", "vector", "embeddings", "all", "dev"} <= set(extras)
     assert any(req.startswith("mcp") for req in extras["mcp"])
-    assert any(req.startswith("chromadb") for req in extras["vector"])
+    assert any(req.startswith("numpy") for req in extras["vector"])
+    assert any(req.startswith("chromadb") for req in extras["chroma"])
     assert any(req.startswith("tokenizers") for req in extras["embeddings"])
     assert not any("torch" in req or "sentence-transformers" in req for req in extras["embeddings"])
     assert "sentence-transformers>=3" in extras["embeddings-torch"]
@@ -88,12 +95,15 @@ def test_pyproject_declares_the_extras() -> None:
     assert any(req.startswith("psycopg") for req in extras["postgres"])
     # `all` names every user-facing extra (dev is the contributors' toolchain)
     (all_spec,) = extras["all"]
-    # (not embeddings-torch: `all` stays free of PyTorch; not docs: a contributors' tool)
+    # (not embeddings-torch: `all` stays free of PyTorch; not chroma: VectorMemoryStore's
+    # default backend does its job at a third of the size; not docs: a contributors' tool)
     assert set(all_spec.removeprefix("deskwork[").rstrip("]").split(",")) == set(extras) - {
         "all",
         "dev",
         "docs",
         "embeddings-torch",
+        "chroma",
     }
     assert all_spec in extras["dev"]
+    assert "deskwork[chroma]" in extras["dev"]  # the Chroma backend is tested in make test
     assert "torch==2.13.0" in extras["dev"]  # the CPU build; see the comment in pyproject

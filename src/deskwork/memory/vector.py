@@ -1,30 +1,41 @@
-"""VectorMemoryStore: semantic memory on a local ChromaDB database (extra ``vector``).
+"""VectorMemoryStore: semantic memory on local disk, searched by cosine similarity.
 
-Layout: one Chroma collection (``collection_name``, cosine space) holds every scope. A value
-is stored as JSON; the text that is embedded is the value itself when it is a string, its JSON
-otherwise, cut into chunks of ``chunk_size`` characters that overlap by ``chunk_overlap``.
-Each chunk is one record with metadata ``scope``, ``key`` and ``chunk`` (its index); chunk 0
-also carries the JSON value, so :meth:`~VectorMemoryStore.read` is one lookup by id.
-:meth:`~VectorMemoryStore.search` ranks chunks by cosine distance inside one scope and
-returns each key once, at the rank of its best chunk.
+Two backends keep the same records and answer the same way:
 
-Embeddings are computed by deskwork, not by Chroma: the default is the deterministic
+- ``"numpy"`` (default, extra ``vector``): one SQLite file, ``vectors.sqlite3`` under
+  ``path``, and a brute-force cosine search in NumPy over the chunks of one scope. No server,
+  no index to build; fast enough for the thousands of chunks a worker's memory holds. Several
+  processes may share the file (WAL): each sees the others' writes.
+- ``"chroma"`` (extra ``chroma``): one ChromaDB collection (cosine space) under ``path``, with
+  Chroma's anonymized telemetry turned off. A live Chroma client does not see writes made by
+  another process.
+
+Layout: one collection (``collection_name``) holds every scope. A value is stored as JSON;
+the text that is embedded is the value itself when it is a string, its JSON otherwise, cut
+into chunks of ``chunk_size`` characters that overlap by ``chunk_overlap``. Each chunk is one
+record with ``scope``, ``key`` and ``chunk`` (its index); chunk 0 also carries the JSON value,
+so :meth:`~VectorMemoryStore.read` is one lookup. :meth:`~VectorMemoryStore.search` ranks
+chunks by cosine similarity inside one scope and returns each key once, at the rank of its
+best chunk.
+
+Embeddings are computed by deskwork, not by the backend: the default is the deterministic
 :class:`~deskwork.memory.HashingEmbedding`; pass any Chroma embedding function (or any
 callable ``list[str] -> list[vector]``) for provider-quality or local semantic vectors, e.g.
 :class:`~deskwork.memory.LocalSemanticEmbedding`. The collection remembers the embedding
 function's name, and reopening it with another one is refused (the vectors would not
-compare). Chroma's anonymized telemetry is turned off.
+compare).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, get_args
 
 from deskwork._extras import require
 from deskwork.exceptions import ConfigurationError
@@ -32,29 +43,60 @@ from deskwork.memory._embeddings import HashingEmbedding
 from deskwork.memory.base import MemoryStore
 from deskwork.utils import to_jsonable
 
-__all__ = ["EmbeddingFunction", "VectorMemoryStore", "chunk_text"]
+__all__ = ["EmbeddingFunction", "VectorBackend", "VectorMemoryStore", "chunk_text"]
 
 EmbeddingFunction = Callable[[list[str]], Any]
 """What ``embedding_function`` may be: texts in, one vector (a sequence of floats) per text."""
+VectorBackend = Literal["numpy", "chroma"]
+"""Where vectors live: ``"numpy"`` (SQLite + NumPy, extra ``vector``) or ``"chroma"``."""
 _EMBEDDING_KEY = "deskwork_embedding"
 _SEARCH_WIDENING = 4
+_SQLITE_FILE = "vectors.sqlite3"
+# Chroma's rule, applied by both backends so a name works with either
+_COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
+
+
+class _Backend(Protocol):
+    """Where one collection's chunks live; the store does the chunking and embedding."""
+
+    def replace(
+        self, scope: str, key: str, chunks: list[str], vectors: list[list[float]], value: str
+    ) -> None:
+        """Store ``key``'s chunks (``value``, its JSON, on chunk 0), dropping older ones."""
+
+    def values(self, scope: str, keys: list[str]) -> dict[str, str]:
+        """The JSON values of those of ``keys`` that ``scope`` holds."""
+
+    def nearest(self, scope: str, vector: list[float], top_k: int) -> list[str]:
+        """Up to ``top_k`` keys of ``scope``, by the cosine similarity of their best chunk."""
+
+    def reset(self, scope: str) -> None:
+        """Drop every chunk of ``scope``."""
+
+    def close(self) -> None:
+        """Release the database."""
 
 
 class VectorMemoryStore(MemoryStore):
-    """Memory with semantic search, persisted by ChromaDB under ``path``.
+    """Memory with semantic search, persisted under ``path``.
 
     Args:
-        path: directory of the Chroma database (created if missing).
+        path: directory of the database (created if missing).
         chunk_size: characters per embedded chunk.
         chunk_overlap: characters shared by neighbouring chunks (``< chunk_size``).
         embedding_function: a Chroma embedding function or any callable mapping a list of
             texts to a list of vectors; default :class:`~deskwork.memory.HashingEmbedding`.
-        collection_name: the Chroma collection (3-512 characters of ``[a-zA-Z0-9._-]``).
+        collection_name: the collection (3-512 characters of ``[a-zA-Z0-9._-]``, starting
+            and ending with a letter or digit).
+        backend: ``"numpy"`` (SQLite + NumPy, ``pip install 'deskwork[vector]'``) or
+            ``"chroma"`` (ChromaDB, ``pip install 'deskwork[chroma]'``).
 
     Raises:
-        MissingExtraError: ``chromadb`` is not installed (``pip install 'deskwork[vector]'``).
-        ConfigurationError: bad chunk sizes, a path that is not a writable directory, a
-            database Chroma cannot open, or a collection built with another embedding.
+        MissingExtraError: the backend's package (``numpy`` or ``chromadb``) is not
+            installed; the message names the extra.
+        ConfigurationError: bad chunk sizes, an unknown backend, a path that is not a
+            writable directory, a database that cannot be opened, or a collection built
+            with another embedding.
     """
 
     def __init__(
@@ -64,46 +106,42 @@ class VectorMemoryStore(MemoryStore):
         chunk_overlap: int = 200,
         embedding_function: EmbeddingFunction | None = None,
         collection_name: str = "deskwork_memory",
+        backend: VectorBackend = "numpy",
     ) -> None:
         if chunk_size <= 0 or not 0 <= chunk_overlap < chunk_size:
             raise ConfigurationError(
                 "VectorMemoryStore needs chunk_size > 0 and 0 <= chunk_overlap < chunk_size"
                 f" (got chunk_size={chunk_size}, chunk_overlap={chunk_overlap})"
             )
-        chromadb = require("chromadb", "vector")
+        if backend not in get_args(VectorBackend):
+            raise ConfigurationError(
+                f"VectorMemoryStore: backend must be one of {get_args(VectorBackend)},"
+                f" not {backend!r}"
+            )
+        module = require("numpy", "vector") if backend == "numpy" else require("chromadb", "chroma")
         self.path = Path(path)
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
         self.embedding_function = embedding_function or HashingEmbedding()
-        self._lock = threading.Lock()
+        self.backend = backend
         _check_writable(self.path)
-        self._collection = _open_collection(
-            chromadb, self.path, collection_name, _embedding_name(self.embedding_function)
-        )
+        embedding = _embedding_name(self.embedding_function)
+        opener = _NumpyBackend if backend == "numpy" else _ChromaBackend
+        self._backend: _Backend = opener(module, self.path, collection_name, embedding)
 
     def __repr__(self) -> str:
         name = _embedding_name(self.embedding_function)
-        return f"VectorMemoryStore(path={str(self.path)!r}, embedding={name!r})"
+        return (
+            f"VectorMemoryStore(path={str(self.path)!r}, embedding={name!r},"
+            f" backend={self.backend!r})"
+        )
 
     def write(self, key: str, value: Any, scope: str) -> None:
         """Store ``value`` (JSON-serializable) under ``key``, replacing any earlier value."""
         encoded = json.dumps(to_jsonable(value))
         text = value if isinstance(value, str) else encoded
         chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-        vectors = self._embed(chunks, query=False)
-        base = _record_id(scope, key)
-        metadatas: list[dict[str, Any]] = [
-            {"scope": scope, "key": key, "chunk": index} for index in range(len(chunks))
-        ]
-        metadatas[0]["value"] = encoded
-        with self._lock:
-            self._collection.delete(where={"$and": [{"scope": scope}, {"key": key}]})
-            self._collection.upsert(
-                ids=[f"{base}:{index}" for index in range(len(chunks))],
-                documents=chunks,
-                embeddings=vectors,
-                metadatas=metadatas,
-            )
+        self._backend.replace(scope, key, chunks, self._embed(chunks, query=False), encoded)
 
     def read(self, key: str, scope: str) -> Any | None:
         """The value stored under ``key`` in ``scope``, or ``None``."""
@@ -113,45 +151,22 @@ class VectorMemoryStore(MemoryStore):
         """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first."""
         if top_k <= 0:
             return []
-        with self._lock:
-            total = self._collection.count()
-        if total == 0:
-            return []
-        vector = self._embed([query], query=True)[0]
-        wanted = min(total, top_k * _SEARCH_WIDENING)
-        while True:
-            with self._lock:
-                found = self._collection.query(
-                    query_embeddings=[vector],
-                    n_results=wanted,
-                    where={"scope": scope},
-                    include=["metadatas"],
-                )
-            metadatas = found["metadatas"][0] if found["metadatas"] else []
-            keys = list(dict.fromkeys(str(meta["key"]) for meta in metadatas))
-            if len(keys) >= top_k or len(metadatas) < wanted or wanted >= total:
-                break
-            wanted = min(total, wanted * _SEARCH_WIDENING)
-        keys = keys[:top_k]
+        keys = self._backend.nearest(scope, self._embed([query], query=True)[0], top_k)
         values = self._values(scope, keys)
         return [(key, values[key]) for key in keys if key in values]
 
     def reset(self, scope: str) -> None:
         """Forget everything in ``scope`` (other scopes are untouched)."""
-        with self._lock:
-            self._collection.delete(where={"scope": scope})
+        self._backend.reset(scope)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._backend.close()
 
     def _values(self, scope: str, keys: list[str]) -> dict[str, Any]:
         if not keys:
             return {}
-        ids = [f"{_record_id(scope, key)}:0" for key in keys]
-        with self._lock:
-            got = self._collection.get(ids=ids, include=["metadatas"])
-        values: dict[str, Any] = {}
-        for meta in got["metadatas"] or []:
-            if meta and meta.get("scope") == scope and "value" in meta:
-                values[str(meta["key"])] = json.loads(str(meta["value"]))
-        return values
+        return {key: json.loads(value) for key, value in self._backend.values(scope, keys).items()}
 
     def _embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
         function = self.embedding_function
@@ -170,6 +185,205 @@ def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[str]:
     return [text[start : start + chunk_size] for start in range(0, last_start, step)]
 
 
+# --------------------------------------------------------------------------- SQLite + NumPy
+
+# Forward migrations: append, never edit a released entry (version n = entry n - 1).
+_MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE IF NOT EXISTS vector_collections (name TEXT PRIMARY KEY,"
+        " embedding TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS vector_chunks (collection TEXT NOT NULL,"
+        " scope TEXT NOT NULL, key TEXT NOT NULL, chunk INTEGER NOT NULL,"
+        " document TEXT NOT NULL, vector BLOB NOT NULL, value TEXT,"
+        " PRIMARY KEY (collection, scope, key, chunk))",
+    ],
+]
+
+
+class _NumpyBackend:
+    """Chunks in SQLite (vectors as unit-length float32 blobs), searched by one matrix product."""
+
+    def __init__(self, numpy: Any, path: Path, name: str, embedding: str) -> None:
+        from deskwork.store._sqlite import SQLiteDatabase
+
+        if not _COLLECTION_NAME.fullmatch(name):
+            raise ConfigurationError(
+                f"VectorMemoryStore: cannot open collection {name!r} in {path}: a name is 3-512"
+                " characters of [a-zA-Z0-9._-], starting and ending with a letter or digit"
+            )
+        self._np = numpy
+        self._name = name
+        self._db = SQLiteDatabase(path / _SQLITE_FILE)
+        try:
+            self._db.migrate("vector_memory", _MIGRATIONS)
+            with self._db.transaction(immediate=True) as conn:
+                conn.execute(
+                    "INSERT OR IGNORE INTO vector_collections (name, embedding) VALUES (?, ?)",
+                    (name, embedding),
+                )
+                (stored,) = conn.execute(
+                    "SELECT embedding FROM vector_collections WHERE name=?", (name,)
+                ).fetchone()
+        except BaseException:
+            self._db.close()
+            raise
+        if stored != embedding:
+            self._db.close()
+            raise _other_embedding(name, path, stored, embedding)
+
+    def replace(
+        self, scope: str, key: str, chunks: list[str], vectors: list[list[float]], value: str
+    ) -> None:
+        np = self._np
+        matrix = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = matrix / np.where(norms == 0.0, 1.0, norms)
+        values = [value] + [None] * (len(chunks) - 1)  # the JSON value rides on chunk 0
+        rows = [
+            (self._name, scope, key, index, chunks[index], matrix[index].tobytes(), values[index])
+            for index in range(len(chunks))
+        ]
+        with self._db.transaction(immediate=True) as conn:
+            stored = conn.execute(
+                "SELECT length(vector) FROM vector_chunks WHERE collection=? LIMIT 1",
+                (self._name,),
+            ).fetchone()
+            if stored and stored[0] != matrix.shape[1] * 4:
+                raise ConfigurationError(
+                    f"VectorMemoryStore: collection {self._name!r} holds vectors of"
+                    f" {stored[0] // 4} dimensions, not {matrix.shape[1]}"
+                )
+            conn.execute(
+                "DELETE FROM vector_chunks WHERE collection=? AND scope=? AND key=?",
+                (self._name, scope, key),
+            )
+            conn.executemany("INSERT INTO vector_chunks VALUES (?,?,?,?,?,?,?)", rows)
+
+    def values(self, scope: str, keys: list[str]) -> dict[str, str]:
+        marks = ",".join("?" * len(keys))
+        with self._db.locked() as conn:
+            rows = conn.execute(
+                "SELECT key, value FROM vector_chunks WHERE collection=? AND scope=?"
+                f" AND chunk=0 AND key IN ({marks})",
+                (self._name, scope, *keys),
+            ).fetchall()
+        return {str(key): str(value) for key, value in rows}
+
+    def nearest(self, scope: str, vector: list[float], top_k: int) -> list[str]:
+        np = self._np
+        with self._db.locked() as conn:
+            rows = conn.execute(
+                "SELECT key, vector FROM vector_chunks WHERE collection=? AND scope=?"
+                " ORDER BY rowid",
+                (self._name, scope),
+            ).fetchall()
+        if not rows:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+        if matrix.size != len(rows) * query.size:
+            raise ConfigurationError(
+                f"VectorMemoryStore: collection {self._name!r} holds vectors of"
+                f" {matrix.size // len(rows)} dimensions, not {query.size}"
+            )
+        scores = matrix.reshape(len(rows), query.size) @ query  # stored rows are unit length
+        keys: dict[str, None] = {}
+        for index in np.argsort(-scores, kind="stable"):
+            keys.setdefault(str(rows[index][0]))
+            if len(keys) == top_k:
+                break
+        return list(keys)
+
+    def reset(self, scope: str) -> None:
+        with self._db.locked() as conn:
+            conn.execute(
+                "DELETE FROM vector_chunks WHERE collection=? AND scope=?", (self._name, scope)
+            )
+
+    def close(self) -> None:
+        self._db.close()
+
+
+# --------------------------------------------------------------------------- ChromaDB
+
+
+class _ChromaBackend:
+    """One cosine collection of a persistent Chroma client."""
+
+    def __init__(self, chromadb: Any, path: Path, name: str, embedding: str) -> None:
+        settings = require("chromadb.config", "chroma").Settings(anonymized_telemetry=False)
+        self._lock = threading.Lock()
+        try:
+            client = chromadb.PersistentClient(path=str(path), settings=settings)
+            self._collection = client.get_or_create_collection(
+                name,
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata={_EMBEDDING_KEY: embedding},
+            )
+        except Exception as exc:
+            raise ConfigurationError(
+                f"VectorMemoryStore: cannot open collection {name!r} in {path}: {exc}"
+            ) from exc
+        stored = (self._collection.metadata or {}).get(_EMBEDDING_KEY)
+        if stored is not None and stored != embedding:
+            raise _other_embedding(name, path, stored, embedding)
+
+    def replace(
+        self, scope: str, key: str, chunks: list[str], vectors: list[list[float]], value: str
+    ) -> None:
+        base = _record_id(scope, key)
+        metadatas: list[dict[str, Any]] = [
+            {"scope": scope, "key": key, "chunk": index} for index in range(len(chunks))
+        ]
+        metadatas[0]["value"] = value
+        with self._lock:
+            self._collection.delete(where={"$and": [{"scope": scope}, {"key": key}]})
+            self._collection.upsert(
+                ids=[f"{base}:{index}" for index in range(len(chunks))],
+                documents=chunks,
+                embeddings=vectors,
+                metadatas=metadatas,
+            )
+
+    def values(self, scope: str, keys: list[str]) -> dict[str, str]:
+        ids = [f"{_record_id(scope, key)}:0" for key in keys]
+        with self._lock:
+            got = self._collection.get(ids=ids, include=["metadatas"])
+        return {
+            str(meta["key"]): str(meta["value"])
+            for meta in got["metadatas"] or []
+            if meta and meta.get("scope") == scope and "value" in meta
+        }
+
+    def nearest(self, scope: str, vector: list[float], top_k: int) -> list[str]:
+        with self._lock:
+            total = self._collection.count()
+        if total == 0:
+            return []
+        wanted = min(total, top_k * _SEARCH_WIDENING)
+        while True:
+            with self._lock:
+                found = self._collection.query(
+                    query_embeddings=[vector],
+                    n_results=wanted,
+                    where={"scope": scope},
+                    include=["metadatas"],
+                )
+            metadatas = found["metadatas"][0] if found["metadatas"] else []
+            keys = list(dict.fromkeys(str(meta["key"]) for meta in metadatas))
+            if len(keys) >= top_k or len(metadatas) < wanted or wanted >= total:
+                return keys[:top_k]
+            wanted = min(total, wanted * _SEARCH_WIDENING)
+
+    def reset(self, scope: str) -> None:
+        with self._lock:
+            self._collection.delete(where={"scope": scope})
+
+    def close(self) -> None:
+        """Nothing to release: Chroma's client closes with the process."""
+
+
 def _record_id(scope: str, key: str) -> str:
     return hashlib.sha256(json.dumps([scope, key]).encode()).hexdigest()[:40]
 
@@ -186,6 +400,14 @@ def _embedding_name(function: Any) -> str:
     return type(function).__qualname__
 
 
+def _other_embedding(name: str, path: Path, stored: str, embedding: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"VectorMemoryStore: collection {name!r} in {path} holds vectors of embedding"
+        f" {stored!r}, not {embedding!r}; use the same embedding function or another"
+        " collection_name"
+    )
+
+
 def _check_writable(path: Path) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -196,28 +418,3 @@ def _check_writable(path: Path) -> None:
         raise ConfigurationError(
             f"VectorMemoryStore: {path} is not a writable directory ({reason})"
         ) from exc
-
-
-def _open_collection(chromadb: Any, path: Path, name: str, embedding: str) -> Any:
-    """Open (or create) the cosine collection; refuse one built with another embedding."""
-    settings = require("chromadb.config", "vector").Settings(anonymized_telemetry=False)
-    try:
-        client = chromadb.PersistentClient(path=str(path), settings=settings)
-        collection = client.get_or_create_collection(
-            name,
-            embedding_function=None,
-            configuration={"hnsw": {"space": "cosine"}},
-            metadata={_EMBEDDING_KEY: embedding},
-        )
-    except Exception as exc:
-        raise ConfigurationError(
-            f"VectorMemoryStore: cannot open collection {name!r} in {path}: {exc}"
-        ) from exc
-    stored = (collection.metadata or {}).get(_EMBEDDING_KEY)
-    if stored is not None and stored != embedding:
-        raise ConfigurationError(
-            f"VectorMemoryStore: collection {name!r} in {path} holds vectors of embedding"
-            f" {stored!r}, not {embedding!r}; use the same embedding function or another"
-            " collection_name"
-        )
-    return collection
