@@ -48,6 +48,9 @@ class CallPolicy:
     """Called when a stream failed before its first chunk and a plain call is made instead."""
 
 
+_NO_RETRIES = CallPolicy()
+
+
 async def acomplete(
     adapter: BaseModelAdapter, *, calls: CallPolicy | None = None, **params: Any
 ) -> ModelResponse | AsyncIterator[StreamChunk]:
@@ -62,9 +65,11 @@ async def acomplete(
     Raises:
         AdapterContractError: the adapter returned neither a response nor a chunk stream.
     """
-    calls = calls or CallPolicy()
+    calls = calls or _NO_RETRIES
     params = {**params, "num_retries": 0}
     try:
+        if not calls.retries:  # one attempt: no retry loop around it
+            return await _start(adapter, params)
         return await with_retries(
             lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
         )
@@ -165,7 +170,7 @@ async def astructured(
     Raises:
         AdapterContractError: the adapter did not return a ModelResponse.
     """
-    calls = calls or CallPolicy()
+    calls = calls or _NO_RETRIES
     params = {**params, "num_retries": 0}
     result: Any = await with_retries(
         lambda: _structured_once(adapter, params), calls.retries, calls.policy, calls.on_retry

@@ -48,9 +48,12 @@ def _common_params(run: WorkerRun) -> dict[str, Any]:
     }
 
 
-def _calls(run: WorkerRun) -> seam.CallPolicy:
+def _calls(run: WorkerRun, *, stream: bool) -> seam.CallPolicy | None:
     """The desk's retries for this run's model calls; each retry emits ``llm.retry``, a
-    stream replaced by a plain call ``llm.stream_fallback``."""
+    stream replaced by a plain call ``llm.stream_fallback``. ``None`` (the seam's plain
+    single attempt) when there is neither a retry nor a stream to listen to."""
+    if not run.config.num_retries and not stream:
+        return None
 
     def on_retry(retry: int, wait: float, error: BaseException) -> None:
         run.emit(
@@ -147,7 +150,8 @@ async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) ->
     }
 
     async def call() -> ModelResponse:
-        result = await seam.acomplete(run.config.adapter, calls=_calls(run), **params)
+        calls = _calls(run, stream=stream)
+        result = await seam.acomplete(run.config.adapter, calls=calls, **params)
         if isinstance(result, ModelResponse):
             return result
         return await _consume(run, result)
@@ -267,7 +271,7 @@ async def structured_turn(run: WorkerRun) -> FinalOutput | Failure:
         async def call() -> ModelResponse:
             return await seam.astructured(
                 run.config.adapter,
-                calls=_calls(run),
+                calls=_calls(run, stream=False),
                 **params,
                 response_schema=schema,
                 retries=run.config.structured_output_retries,
