@@ -506,7 +506,8 @@ class Desk:
         config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
         stored: RunState | None = None
         if state is not None:
-            state = state.model_copy(update={"status": report.status})
+            if state.status != report.status:  # a worker's state has its report's status
+                state = state.model_copy(update={"status": report.status})
             stored = _stored_state(state)
         self.run_store.update_run(
             config.run_id,
