@@ -66,6 +66,7 @@ class Proxy:
         self.port: int = self._listener.getsockname()[1]
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._refusing = False
         self._serve()
 
     def url(self, database_url: str) -> str:
@@ -82,6 +83,9 @@ class Proxy:
         while True:
             try:
                 client, _ = listener.accept()
+                if self._refusing:
+                    client.close()
+                    continue
                 upstream = socket.create_connection(self.target)
             except OSError:
                 return
@@ -103,8 +107,15 @@ class Proxy:
                 sock.close()
             self._open.clear()
 
+    def refuse(self) -> None:
+        """Refuse new connections; the open ones go on (a process keeps what it has)."""
+        self._refusing = True
+
     def restore(self) -> None:
         with self._lock:
+            if self._refusing:  # still listening: accept again
+                self._refusing = False
+                return
             self._listener = socket.create_server(("127.0.0.1", self.port))
         self._serve()
 

@@ -52,6 +52,7 @@ from deskwork.runtime._durable_steps import (
 )
 from deskwork.runtime._durable_versions import code_digest, pinned_version, refusal
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
+from deskwork.runtime._fence import Fence
 from deskwork.runtime._queues import MODEL_RATE_PERIOD_SECONDS, QueueSettings
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from deskwork.runtime.runner import Runner
 
 from dbos import DBOS, SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from dbos._error import DBOSWorkflowCancelledError
 
 __all__ = [
     "RUN_RECOVERED",
@@ -146,22 +148,48 @@ _stopping = threading.Event()
 """Set while this process stops DBOS: the runs it cancels stay unfinished (for recovery)."""
 
 
-def _guarded(emit: EventEmitter) -> EventEmitter:
+def _guarded(emit: EventEmitter, workflow_id: str) -> EventEmitter:
     """``emit``, except while the process stops: a run cancelled by the shutdown must not
-    store a ``failed`` end; it stays ``running`` and another process recovers it."""
+    store a ``failed`` end; it stays ``running`` and another process recovers it. Behind
+    the fence of ``_fence`` when the executor lock can be lost: a run whose process may
+    have lost it waits, and one taken over meanwhile stops (DBOS parks it)."""
+    fence = _engine().fence
+    owns = _owner_check(workflow_id)
+    seen = [fence.losses if fence is not None else 0]
 
     def guarded(event_type: str, source: str, payload: dict[str, Any]) -> None:
         if _stopping.is_set():
             raise asyncio.CancelledError("deskwork is stopping this process")
+        if fence is not None:
+            losses = fence.admit(seen[0], owns)
+            if losses is None:
+                raise DBOSWorkflowCancelledError(f"{workflow_id} was taken over elsewhere")
+            seen[0] = losses
         emit(event_type, source, payload)
 
     return guarded
 
 
+def _owner_check(workflow_id: str) -> Callable[[], bool]:
+    """Whether this execution still owns ``workflow_id`` (DBOS's ownership token, which
+    a process that takes the workflow over replaces). Private DBOS API: without it, or
+    outside the workflow, the answer is "no" (the run stops rather than run twice)."""
+    try:
+        from dbos._context import current_owner_xid
+        from dbos._datasource import _still_owns
+    except ImportError:  # pragma: no cover - another DBOS version
+        return lambda: False
+    token = current_owner_xid(workflow_id)
+    if token is None:
+        return lambda: False
+    return lambda: _still_owns(workflow_id, token)
+
+
 def _run_config(
     desk: Desk, run_id: str, request: dict[str, Any], events: list[Event], emit: EventEmitter
 ) -> RunConfig:
-    config = desk.config(run_id, stream=request.get("stream"), emit=_guarded(emit))
+    workflow_id = request.get("workflow_id", run_id)
+    config = desk.config(run_id, stream=request.get("stream"), emit=_guarded(emit, workflow_id))
     if request.get("limits"):
         config = config.with_overrides(**request["limits"])
     config.events = events
@@ -398,6 +426,7 @@ class _Engine:
         self.lock: ExecutorLock = open_executor_lock(database_url)
         self.queues: set[str] = set()
         self.app_name = os.environ.get("DESKWORK_APP_NAME", APP_NAME)
+        self.fence: Fence | None = None
         self._launch(queues)
 
     def _launch(self, queues: list[str] | None) -> None:
@@ -421,6 +450,9 @@ class _Engine:
             if queues is not None:
                 DBOS.listen_queues(queues)
             DBOS.launch()
+            if self.lock.can_be_lost:  # a database session: watch it (_fence)
+                self.fence = Fence(self.lock, self.executor_id)
+                self.fence.start()
         except Exception as exc:
             self.lock.release()
             with contextlib.suppress(Exception):
@@ -497,6 +529,8 @@ class _Engine:
         finally:
             timer.cancel()
             _stopping.clear()
+        if self.fence is not None:
+            self.fence.stop()
         self.lock.release()
         _restore_loops()
 
