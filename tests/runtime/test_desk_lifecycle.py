@@ -48,6 +48,16 @@ def test_a_store_failure_at_the_end_gives_a_failed_report() -> None:
     assert report.events[-1].type == EventType.RUN_FAILED
 
 
+def test_a_store_failure_at_the_end_leaves_one_end_event() -> None:
+    """The record is stored before the end event: a record that cannot be stored fails the
+    run, and ``run.failed`` is its only end event (no ``run.completed`` before it)."""
+    store = FailingStore()
+    desk = Desk(model="m", adapter=ScriptedAdapter([reply("done")]), run_store=store)
+    report = desk.run(Worker(name="w"), Job(input="hi"))
+    ends = [e.type for e in store.get_events(report.run_id) if e.type.startswith("run.")]
+    assert ends == [EventType.RUN_STARTED, EventType.RUN_FAILED]
+
+
 class StuckRunner:
     """A runner that (wrongly) reports it is still running."""
 

@@ -121,6 +121,7 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     record = desk.run_store.get_run(run_id)
     resuming = request.get("mode") == "resume"
     if record is not None and record.status != "running" and not resuming:
+        _announce_end(desk, run_id, record.status, runner.name)
         report = _report_from_store(desk, run_id)  # it ended before DBOS recorded the end
         return _dump(report)
     token = tool_step_hook.set(tool_step)
@@ -138,6 +139,26 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     if request.get("caller") == DBOS.executor_id:  # the caller awaits it in this process
         _live_reports[run_id] = report
     return _dump(report)
+
+
+_END_EVENTS = {
+    "completed": EventType.RUN_COMPLETED,
+    "failed": EventType.RUN_FAILED,
+    "paused": EventType.RUN_PAUSED,
+}
+
+
+def _announce_end(desk: Desk, run_id: str, status: str, source: str) -> None:
+    """Emit the end event of a run whose record ended without one: its process stopped
+    between the two (``Desk._store_result`` stores the record first)."""
+    end = _END_EVENTS.get(status)
+    events = desk.run_store.get_events(run_id)
+    begun = (EventType.RUN_STARTED, EventType.RUN_RESUMED)
+    last = max((n for n, e in enumerate(events) if e.type in begun), default=-1)
+    if end is None or any(e.type in _END_EVENTS.values() for e in events[last + 1 :]):
+        return
+    payload: dict[str, Any] = {"errors": []} if end == EventType.RUN_FAILED else {}
+    desk._emitter(run_id, events, None)(end, source, payload)
 
 
 _listeners: dict[str, Callable[[Event], None]] = {}

@@ -459,7 +459,8 @@ class Desk:
         try:
             report, state = await work
         except asyncio.CancelledError:
-            self._store_result(runner, config, _failed(config.run_id, ["run cancelled"]), None)
+            cancelled = _failed(config.run_id, ["run cancelled"])
+            self._store_result(runner, config, cancelled, None, announce_first=True)
             raise
         except Exception as exc:
             error = f"{type(exc).__name__}: {redact_text(str(exc))}"
@@ -495,15 +496,26 @@ class Desk:
         return failed
 
     def _store_result(
-        self, runner: Runner, config: RunConfig, report: Report, state: RunState | None
+        self,
+        runner: Runner,
+        config: RunConfig,
+        report: Report,
+        state: RunState | None,
+        *,
+        announce_first: bool = False,
     ) -> Report:
+        """Store the run's end: its record, then its one end event (a record that cannot be
+        stored fails the run instead, :meth:`_store_failure`, so no run has two end events).
+        ``announce_first``: the event first, for a cancelled run (a durable process that
+        stops refuses the event, and so stores nothing: the run stays for recovery)."""
         if report.status not in _TERMINAL_EVENTS:  # a runner must end completed/paused/failed
             report = _failed(
                 config.run_id, [f"runner {runner.name!r} ended with status {report.status!r}"]
             )
             state = None
         payload = {"errors": report.errors} if report.status == "failed" else {}
-        config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
+        if announce_first:
+            config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
         stored: RunState | None = None
         if state is not None:
             if state.status != report.status:  # a worker's state has its report's status
@@ -516,6 +528,8 @@ class Desk:
             redact(to_jsonable(report.data)) if report.data is not None else None,
             stored,
         )
+        if not announce_first:
+            config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
         if report.status == "paused" and state is not None:
             _remember(self._live_states, config.run_id, state)
             _remember(self._live_runners, config.run_id, runner)
