@@ -11,7 +11,6 @@ SHA-256 and keep a reference (``"\\x00blob:<hex>"``) in its place, so a 10 MB in
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -99,15 +98,24 @@ def pack_json(value: Any, blobs: dict[str, str]) -> str | None:
     """JSON text of a JSON-able ``value`` with its large strings moved into ``blobs``."""
     if value is None:
         return None
-    text = _dumps(value)
-    if _as_is(text):
-        return text
-    return json.dumps(_split(value, blobs), default=str)
+    return _pack(value, blobs, plain=is_plain_json(value))
 
 
 def pack_jsonable(value: Any, blobs: dict[str, str]) -> str | None:
     """:func:`pack_json` of ``to_jsonable(value)`` (which changes nothing in plain JSON)."""
-    return pack_json(value if is_plain_json(value) else to_jsonable(value), blobs)
+    if value is None:
+        return None
+    if is_plain_json(value):  # one walk over the value, not one here and one in pack_json
+        return _pack(value, blobs, plain=True)
+    return pack_json(to_jsonable(value), blobs)
+
+
+def _pack(value: Any, blobs: dict[str, str], *, plain: bool) -> str:
+    """:func:`pack_json` of a value that is not ``None``; ``plain``: ``is_plain_json(value)``."""
+    text = _dumps(value, plain=plain)
+    if _as_is(text):
+        return text
+    return json.dumps(_split(value, blobs), default=str)
 
 
 def is_plain_json(value: Any) -> bool:
@@ -128,12 +136,15 @@ def is_plain_json(value: Any) -> bool:
     return False
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: Any, *, plain: bool) -> str:
     """``json.dumps(value, default=str)``'s value; written by pydantic-core's encoder (several
-    times faster, more compact) when ``value`` is plain JSON, which both encode alike."""
-    if is_plain_json(value):
-        with contextlib.suppress(PydanticSerializationError):  # a lone surrogate
+    times faster, more compact) when ``value`` is plain JSON (``plain``: whether
+    ``is_plain_json(value)``), which both encode alike."""
+    if plain:
+        try:
             return to_json(value).decode()
+        except PydanticSerializationError:  # a lone surrogate, which json.dumps escapes
+            return json.dumps(value, default=str)
     return json.dumps(value, default=str)
 
 

@@ -103,11 +103,19 @@ class SQLiteRunStore(RunStore):
         self._pending_blobs: dict[str, str] = {}
         self._flush_failure: Exception | None = None  # a deferred commit that failed
         self._scheduled: set[asyncio.AbstractEventLoop] = set()  # loops due to commit
+        self._owner: tuple[RunOwner, str] | None = None  # current_owner() and its JSON
         try:
             self._db.migrate("runs", _MIGRATIONS)
         except BaseException:
             self._db.close()
             raise
+
+    def _owner_json(self) -> str:
+        """This process as a run owner, as stored (the JSON text kept while the owner is)."""
+        owner = current_owner()
+        if self._owner is None or self._owner[0] is not owner:
+            self._owner = (owner, owner.model_dump_json())
+        return self._owner[1]
 
     @property
     def path(self) -> Path:
@@ -134,13 +142,17 @@ class SQLiteRunStore(RunStore):
                 self._pending_blobs.update(blobs)
                 raise
 
+    def _commit_pending(self) -> None:
+        """Commit the pending run starts and events in one transaction (call under the lock)."""
+        with self._write():
+            pass
+
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """The connection, under the lock, after the pending events are committed."""
         with self._db.lock:
             if self._pending:
-                with self._write():
-                    pass
+                self._commit_pending()
             with self._db.locked() as conn:
                 yield conn
 
@@ -152,8 +164,9 @@ class SQLiteRunStore(RunStore):
     def flush(self) -> None:
         """Commit the events added but not committed yet (reads and writes do it too; the
         worker does it before it runs a tool, which may run on another thread)."""
-        with self._read():
-            pass
+        with self._db.lock:
+            if self._pending:
+                self._commit_pending()
 
     def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._db.lock:
@@ -161,8 +174,7 @@ class SQLiteRunStore(RunStore):
             if not self._pending:
                 return
             try:
-                with self._write():
-                    pass
+                self._commit_pending()
             except Exception as exc:  # the next call of this store raises it
                 self._flush_failure = exc
 
@@ -203,7 +215,7 @@ class SQLiteRunStore(RunStore):
         self, run_id: str, input_payload: Any, runner: str | None
     ) -> tuple[_Write, dict[str, str]]:
         now = utc_now().isoformat()
-        owner = current_owner().model_dump_json()
+        owner = self._owner_json()
         blobs: dict[str, str] = {}
         stored_input = pack_jsonable(input_payload, blobs)
         return (_INSERT_RUN, (run_id, stored_input, now, now, runner, owner)), blobs
@@ -237,7 +249,7 @@ class SQLiteRunStore(RunStore):
             cursor = conn.execute(
                 "UPDATE runs SET status='running', updated_at=?, owner=?"
                 " WHERE run_id=? AND status='paused'",
-                (utc_now().isoformat(), current_owner().model_dump_json(), run_id),
+                (utc_now().isoformat(), self._owner_json(), run_id),
             )
         return cursor.rowcount == 1
 
@@ -300,10 +312,11 @@ class SQLiteRunStore(RunStore):
             loop = None
         with self._db.lock:
             self._pending.append(write)
-            self._pending_blobs.update(blobs)
+            if blobs:
+                self._pending_blobs.update(blobs)
             if loop is None:
-                with self._write():
-                    return
+                self._commit_pending()
+                return
             if loop in self._scheduled:
                 return
             self._scheduled.add(loop)
