@@ -98,12 +98,17 @@ def _desk(url: str, *, durable: bool, latency: float = 0.0) -> Desk:
     return Desk(model="scripted/m", adapter=_script(latency), database_url=url, durable=durable)
 
 
-def _sync_timer(once: Callable[[], Any], calls: int) -> Timer:
+def _sync_timer(once: Callable[[], Any], calls: int, cpu: list[float] | None = None) -> Timer:
+    """Seconds per call; with ``cpu``, each sample's CPU seconds per call (this process, every
+    thread: DBOS's and the store's included) are appended to it."""
+
     def sample() -> float:
         gc.collect()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         for _ in range(calls):
             once()
+        if cpu is not None:
+            cpu.append((time.process_time() - cpu_started) / calls)
         return (time.perf_counter() - started) / calls
 
     once()  # warm up
@@ -156,12 +161,12 @@ def fresh_database(backend: str) -> Iterator[str]:
 # -- 1. overhead per model turn ------------------------------------------------------------
 
 
-def _desk_timer(desk: Desk, worker: Worker) -> Timer:
+def _desk_timer(desk: Desk, worker: Worker, cpu: list[float]) -> Timer:
     def once() -> None:
         report = desk.run(worker, Job(input="add 2 and 3"))
         assert report.status == "completed", report.errors
 
-    return _sync_timer(once, RUNS_PER_SAMPLE)
+    return _sync_timer(once, RUNS_PER_SAMPLE, cpu)
 
 
 def _langgraph_agent(checkpointer: Any) -> Any:
@@ -226,13 +231,14 @@ def overhead_phase(backend: str, count: int, saver: Any) -> dict[str, list[float
     worker = Worker(name="bench", tools=[add])
     with fresh_database(backend) as url:
         plain, durable = _desk(url, durable=False), _desk(url, durable=True)
+        cpu: dict[str, list[float]] = {"plain cpu": [], "durable cpu": []}
         try:
             timers = {
-                "plain": _desk_timer(plain, worker),
-                "durable": _desk_timer(durable, worker),
+                "plain": _desk_timer(plain, worker, cpu["plain cpu"]),
+                "durable": _desk_timer(durable, worker, cpu["durable cpu"]),
                 **langgraph_timers(saver),
             }
-            return rounds(timers, count)
+            return {**rounds(timers, count), **cpu}
         finally:
             durable.close()
             plain.close()
@@ -260,10 +266,18 @@ def _overhead_rows(
     lg_sync_cost = _diff(s["langgraph postgres sync"], s["langgraph"])
     name = "SQLite" if backend == "sqlite" else "PostgreSQL"
     per_turn = [d / TURNS_PER_RUN for d in durable_cost]
+    cpu_per_turn = [d / TURNS_PER_RUN for d in _diff(s["durable cpu"], s["plain cpu"])]
     return [
         (f"{name}: plain desk per run", _fmt(s["plain"], 1e3, "ms", 2), "—"),
         (f"{name}: durable desk per run", _fmt(s["durable"], 1e3, "ms", 2), "—"),
         (f"{name}: durable overhead per model turn", _fmt(per_turn, 1e3, "ms", 2), "—"),
+        (f"{name}: plain desk CPU per run", _fmt(s["plain cpu"], 1e3, "ms", 2), "—"),
+        (f"{name}: durable desk CPU per run", _fmt(s["durable cpu"], 1e3, "ms", 2), "—"),
+        (
+            f"{name}: durable CPU overhead per model turn",
+            _fmt(cpu_per_turn, 1e3, "ms", 2),
+            "—",
+        ),
         ("  LangGraph ReAct, no checkpointer, per run", _fmt(s["langgraph"], 1e3, "ms", 2), "—"),
         ("  LangGraph + PostgresSaver per run", _fmt(s["langgraph postgres"], 1e3, "ms", 2), "—"),
         (

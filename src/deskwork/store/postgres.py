@@ -11,10 +11,11 @@ SQLite store's: one added from a running event loop is committed by the store's 
 thread at once, together with the others added meanwhile, so the loop never waits on a
 commit; one added outside a loop is committed before the call returns. :meth:`flush` (the
 worker calls it before every tool call), every read and every other write first wait for
-the pending ones to be committed, in order. So a reader sees a step's events, and a tool
-runs only once the turn before it is on disk; a crash (``kill -9``) can lose only the last
-events of the step in progress whose commit had not ended (a recovered durable run emits
-those again). Every other write is committed before its call returns.
+the pending ones to be committed, in order (a background commit that failed is tried again
+then, and raises if it fails again). So a reader sees a step's events, and a tool runs only
+once the turn before it is on disk; a crash (``kill -9``) can lose only the last events of
+the step in progress whose commit had not ended (a recovered durable run emits those
+again). Every other write is committed before its call returns.
 
 Use it through one URL::
 
@@ -25,6 +26,7 @@ Use it through one URL::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -279,8 +281,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._pending: list[_Write] = []  # run starts and events not committed yet, in order
         self._pending_blobs: dict[str, str] = {}
         self._scheduled = False  # the writer thread is due to commit the pending ones
-        self._flush_failure: Exception | None = None  # a deferred commit that failed
-        self._pending_lock = threading.Lock()  # guards the four above; never held on I/O
+        self._pending_lock = threading.Lock()  # guards the three above; never held on I/O
         self._commit_lock = threading.RLock()  # one commit at a time, so in order
         self._writer: ThreadPoolExecutor | None = None
         super().__init__(url)
@@ -291,9 +292,6 @@ class PostgresRunStore(_PostgresStore, RunStore):
         the caller's statements (autocommit when nothing is pending)."""
         with self._commit_lock:
             with self._pending_lock:
-                failure, self._flush_failure = self._flush_failure, None
-                if failure is not None:
-                    raise failure  # the pending writes stay for the next commit
                 rows, blobs = self._pending, self._pending_blobs
                 self._pending, self._pending_blobs = [], {}
             try:
@@ -320,19 +318,17 @@ class PostgresRunStore(_PostgresStore, RunStore):
         commit in progress (reads and writes do it too; the worker does it before it runs a
         tool)."""
         with self._commit_lock:
-            if self._pending or self._flush_failure is not None:
+            if self._pending:
                 with self._write():
                     pass
 
     def _commit_pending(self) -> None:
-        """The writer thread's job: commit what is pending now."""
+        """The writer thread's job: commit what is pending now. A commit that fails keeps
+        them pending: the next call of this store commits them, or raises why it cannot."""
         with self._pending_lock:
             self._scheduled = False
-        try:
+        with contextlib.suppress(Exception):
             self.flush()
-        except Exception as exc:  # the next call of this store raises it
-            with self._pending_lock:
-                self._flush_failure = exc
 
     def _add(self, write: _Write, blobs: dict[str, str]) -> None:
         """Commit ``write`` now outside an event loop, else on the writer thread at once."""
