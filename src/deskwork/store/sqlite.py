@@ -6,10 +6,11 @@ run, ``begin_run``) are committed in batches, one transaction per step: one adde
 running event loop is committed when that loop next gets control (when the run awaits a
 model, a tool or anything else that waits), together with the others added meanwhile; one
 added outside a loop is committed before the call returns. Every other write commits the
-pending ones in its own transaction, and every read commits them first. So a reader sees
-a step's events before the run waits on its next step, and a crash (``kill -9``) after a
-step loses nothing of that step. WAL mode with ``synchronous=NORMAL`` keeps each commit cheap
-(no fsync but at checkpoints).
+pending ones in its own transaction, and every read commits them first; a run's end event
+(``run.completed``, ``run.failed``, ``run.paused``) is committed before ``add_event``
+returns. So a reader sees a step's events before the run waits on its next step, and a
+crash (``kill -9``) after a step, or after ``run``/``arun`` returned, loses nothing of it.
+WAL mode with ``synchronous=NORMAL`` keeps each commit cheap (no fsync but at checkpoints).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from deskwork.core.event import Event
+from deskwork.core.event import Event, EventType
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.store._blobs import (
@@ -84,6 +85,10 @@ _INSERT_RUN = (
     "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (?, 'running', ?, ?, ?, ?, ?)"
 )
+# a run's end event is committed before add_event returns: the desk stores the run's record
+# first, then this event, and its caller may go on (or be killed) without the loop getting
+# control again
+_RUN_ENDS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
@@ -291,8 +296,8 @@ class SQLiteRunStore(RunStore):
             return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
-        """Store ``event``: committed now outside an event loop, else when the loop next
-        gets control (see the module docstring), in order either way."""
+        """Store ``event``: committed now outside an event loop or when it ends a run, else
+        when the loop next gets control (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
         row = (
             event.event_id,
@@ -302,10 +307,11 @@ class SQLiteRunStore(RunStore):
             event.source,
             pack_json(event.payload, blobs),
         )
-        self._add((_INSERT_EVENT, row), blobs)
+        self._add((_INSERT_EVENT, row), blobs, now=event.type in _RUN_ENDS)
 
-    def _add(self, write: _Write, blobs: dict[str, str]) -> None:
-        """Commit ``write`` now outside an event loop, else when the loop next gets control."""
+    def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
+        """Commit ``write`` now outside an event loop (or if ``now``), else when the loop
+        next gets control."""
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -314,7 +320,7 @@ class SQLiteRunStore(RunStore):
             self._pending.append(write)
             if blobs:
                 self._pending_blobs.update(blobs)
-            if loop is None:
+            if loop is None or now:
                 self._commit_pending()
                 return
             if loop in self._scheduled:
