@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["DeskworkModel", "as_stored_dict"]
+__all__ = ["DeskworkModel", "as_stored_dict", "trusted"]
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class DeskworkModel(BaseModel):
@@ -32,3 +34,28 @@ def as_stored_dict(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):  # typed event payloads
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     return value
+
+
+_set_dict = object.__setattr__
+# the slots every Pydantic model has, set through their descriptors (cheaper than by name)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def trusted(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
+    """A ``cls`` instance of ``values`` without validation: equal to ``cls(**named)``, where
+    ``named`` holds the fields in ``fields_set`` (``values`` holds every field, the others
+    at their defaults).
+
+    Only for values that already have their fields' types and are not shared with anything
+    that may change them (fresh containers of validated models): the run's hot path, where
+    validation would only copy them again. The model must have no private attributes and
+    allow no extra fields. ``model_construct`` costs more than validating small models.
+    """
+    model = cls.__new__(cls)
+    _set_dict(model, "__dict__", values)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, None)
+    _set_private(model, None)
+    return model

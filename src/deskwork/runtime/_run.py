@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from deskwork.core._model import trusted
 from deskwork.core.job import Job
 from deskwork.core.message import Message
+from deskwork.core.pending import PendingAction
 from deskwork.core.state import RunState
 from deskwork.core.tool_call import ToolCall
 from deskwork.core.types import RunStatus
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INSTRUCTIONS_MARKER", "MEMORY_MARKER", "WorkerRun", "build_messages", "resolve_tools"]
 
+_STATE_FIELDS = frozenset(RunState.model_fields)
 INSTRUCTIONS_MARKER = "instructions"
 MEMORY_MARKER = "memory"
 
@@ -62,25 +65,27 @@ class WorkerRun:
                 totals["cost"] = totals.get("cost", 0.0) + cost
         m["by_model"] = per_model
 
-    def to_state(self, status: RunStatus, pending: Any = None) -> RunState:
-        """Snapshot for the run store."""
-        return RunState(
-            run_id=self.config.run_id,
-            status=status,
-            runner_type="worker",
-            runner_name=self.worker.name,
-            job=self.job.to_state(),
-            messages=self.messages,
-            tool_calls=self.tool_calls,
-            pending_action=pending,
-            metrics=self.metrics,
-            iteration=self.iteration,
-            payload={
+    def to_state(self, status: RunStatus, pending: PendingAction | None = None) -> RunState:
+        """Snapshot for the run store (built from the run's validated parts as they are, in
+        fresh containers: validating them again would only copy them)."""
+        values = {
+            "run_id": self.config.run_id,
+            "status": status,
+            "runner_type": "worker",
+            "runner_name": self.worker.name,
+            "job": self.job.to_state(),
+            "messages": list(self.messages),
+            "tool_calls": list(self.tool_calls),
+            "pending_action": pending,
+            "metrics": dict(self.metrics),
+            "iteration": self.iteration,
+            "payload": {
                 "model": self.model,
                 "tool_call_count": self.tool_call_count,
                 "reactive_attempts": self.reactive_attempts,
             },
-        )
+        }
+        return trusted(RunState, values, set(_STATE_FIELDS))
 
     @classmethod
     def restore(cls, worker: Worker, config: RunConfig, state: RunState, job: Job) -> WorkerRun:

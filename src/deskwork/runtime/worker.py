@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from deskwork._sync import run_sync
+from deskwork.core._model import trusted
 from deskwork.core.event import EventType
 from deskwork.core.job import Job
 from deskwork.core.report import Report
@@ -141,14 +142,7 @@ def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
         "tool_errors": run.metrics.get("tool_errors", 0),  # 0: a clean run
     }
     run.metrics = metrics
-    report = Report(
-        run_id=run.config.run_id,
-        status="running",
-        messages=run.messages,
-        tool_calls=run.tool_calls,
-        metrics=metrics,
-        reasoning_content=_last_reasoning(run),
-    )
+    report = trusted(Report, _report_values(run, dict(metrics)), set(_REPORT_NAMED))
     if isinstance(step, FinalOutput):
         report.status, report.content, report.data = "completed", step.content, step.data
         _remember(run, step)
@@ -162,6 +156,27 @@ def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
     report.status, report.errors = "failed", [error]
     run.emit(EventType.WORKER_FAILED, {"error": error})
     return report, run.to_state("failed")
+
+
+_REPORT_NAMED = ("run_id", "status", "messages", "tool_calls", "metrics", "reasoning_content")
+
+
+def _report_values(run: WorkerRun, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Every field of ``Report(run_id=..., status="running", messages=..., tool_calls=...,
+    metrics=..., reasoning_content=...)``, the others at their defaults."""
+    return {
+        "run_id": run.config.run_id,
+        "status": "running",
+        "pending_action": None,
+        "content": None,
+        "reasoning_content": _last_reasoning(run),
+        "data": None,
+        "messages": list(run.messages),
+        "tool_calls": list(run.tool_calls),
+        "metrics": metrics,
+        "events": [],
+        "errors": [],
+    }
 
 
 def _last_reasoning(run: WorkerRun) -> str | None:
