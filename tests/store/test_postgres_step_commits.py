@@ -152,3 +152,47 @@ def test_kill_9_in_a_tool_leaves_the_turn_before_it_readable(postgres_url: str) 
     record = store.get_run("r1")
     assert record is not None and record.status == "running" and record.runner == "w"
     store.close()
+
+
+_RUN_THEN_DIE = """
+import asyncio, os, signal, sys
+from deskwork import Desk, Job, Worker
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+@tool()
+def add(a: int, b: int) -> int:
+    '''Add two integers.'''
+    return a + b
+
+desk = Desk(model="scripted/m", database_url=sys.argv[1],
+            adapter=ScriptedAdapter([call_tool("add", a=2, b=3), reply("5")]))
+worker = Worker(name="w", tools=[add])
+
+async def arun_then_die():
+    report = await desk.arun(worker, Job(input="add 2 and 3"), run_id="r1")
+    print(report.status, *[e.type for e in report.events], flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # before the loop gets control again
+
+asyncio.run(arun_then_die())
+"""
+
+
+def test_a_returned_run_is_all_stored_after_kill_9(postgres_url: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_THEN_DIE, postgres_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr
+    status, *reported = done.stdout.split()
+    assert status == "completed"
+    store = PostgresRunStore(postgres_url)
+    try:
+        record = store.get_run("r1")
+        assert record is not None and record.status == "completed" and record.output == "5"
+        assert [e.type for e in store.get_events("r1")] == reported
+        assert reported[-1] == "run.completed"
+    finally:
+        store.close()

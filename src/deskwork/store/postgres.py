@@ -9,13 +9,15 @@ once).
 Events (and the record of a starting run, ``begin_run``) are committed in batches, like the
 SQLite store's: one added from a running event loop is committed by the store's writer
 thread at once, together with the others added meanwhile, so the loop never waits on a
-commit; one added outside a loop is committed before the call returns. :meth:`flush` (the
-worker calls it before every tool call), every read and every other write first wait for
-the pending ones to be committed, in order (a background commit that failed is tried again
-then, and raises if it fails again). So a reader sees a step's events, and a tool runs only
-once the turn before it is on disk; a crash (``kill -9``) can lose only the last events of
-the step in progress whose commit had not ended (a recovered durable run emits those
-again). Every other write is committed before its call returns.
+commit. One added outside a loop, or a run's end event (``run.completed``, ``run.failed``,
+``run.paused``: the desk stores the run's record first, and its caller may go on or be
+killed at once), is committed before the call returns. :meth:`flush` (the worker calls it
+before every tool call), every read and every other write first wait for the pending ones
+to be committed, in order (a background commit that failed is tried again then, and raises
+if it fails again). So a reader sees a step's events; a tool runs only once the turn before
+it is on disk; a crash (``kill -9``) after ``run``/``arun`` returned loses nothing of the
+run, and one during a run only the last events whose commit had not ended (a recovered
+durable run emits those again). Every other write is committed before its call returns.
 
 Use it through one URL::
 
@@ -36,7 +38,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deskwork._extras import require
-from deskwork.core.event import Event
+from deskwork.core.event import Event, EventType
 from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
@@ -231,6 +233,7 @@ _UPSERT_RUN = (
     " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner"
 )
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
+_RUN_ENDS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
 
 
 class _PostgresStore:
@@ -330,11 +333,14 @@ class PostgresRunStore(_PostgresStore, RunStore):
         with contextlib.suppress(Exception):
             self.flush()
 
-    def _add(self, write: _Write, blobs: dict[str, str]) -> None:
-        """Commit ``write`` now outside an event loop, else on the writer thread at once."""
+    def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
+        """Commit ``write`` now outside an event loop (or if ``now``), else on the writer
+        thread at once."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
+            now = True
+        if now:
             with self._pending_lock:
                 self._pending.append(write)
                 self._pending_blobs.update(blobs)
@@ -470,8 +476,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
             return [_record(row, self._fetch_blobs) for row in rows]
 
     def add_event(self, event: Event) -> None:
-        """Store ``event``: committed now outside an event loop, else by the writer thread at
-        once (see the module docstring), in order either way."""
+        """Store ``event``: committed now outside an event loop or when it ends a run, else
+        by the writer thread at once (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
         row = (
             event.event_id,
@@ -481,7 +487,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             event.source,
             pack_json(event.payload, blobs),
         )
-        self._add((_INSERT_EVENT, row), blobs)
+        self._add((_INSERT_EVENT, row), blobs, now=event.type in _RUN_ENDS)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._read() as conn:
