@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from importlib.resources import files
 from typing import Annotated, Any
 
@@ -36,10 +37,10 @@ from deskwork.serve._ratelimit import RateLimitMiddleware
 from deskwork.serve._security import DEFAULT_MAX_BODY_BYTES, SecurityMiddleware
 from deskwork.serve._service import ApiError, RunService, report_json
 from deskwork.serve._sessions import SessionService
+from deskwork.serve._sse import SSE_HEADERS, HubStreamResponse
 
 __all__ = ["create_app"]
 
-_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown runner, run or session"},
     409: {"description": "the run is not in a state that allows this"},
@@ -200,14 +201,12 @@ def _run_stream_routes() -> APIRouter:
         svc: Runs,
         last_event_id: Annotated[str | None, Header()] = None,
         after: Annotated[int | None, Query(ge=-1)] = None,
-    ) -> StreamingResponse:
+    ) -> HubStreamResponse:
         """Server-Sent Events: the stored events, then live ones until the run ends or
         pauses. ``id:`` is the event's position; reconnect with ``Last-Event-ID``."""
         start = after if after is not None else _last_id(last_event_id)
         svc.record(run_id)  # 404 before the stream starts
-        return StreamingResponse(
-            svc.events(run_id, start), media_type="text/event-stream", headers=_SSE_HEADERS
-        )
+        return HubStreamResponse(svc.hub, run_id, partial(svc.follow_run, run_id, start))
 
     @router.post("/runs/{run_id}/resume", tags=["runs"])
     async def resume_run(
@@ -231,11 +230,9 @@ def _run_stream_routes() -> APIRouter:
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def lifecycle(svc: Runs) -> StreamingResponse:
+    async def lifecycle(svc: Runs) -> HubStreamResponse:
         """Server-Sent Events: ``run.*`` events of every run as they happen (no replay)."""
-        return StreamingResponse(
-            svc.lifecycle(), media_type="text/event-stream", headers=_SSE_HEADERS
-        )
+        return HubStreamResponse(svc.hub, None, svc.follow_lifecycle)
 
     return router
 
@@ -270,7 +267,7 @@ def _session_routes() -> APIRouter:
         if body.stream == "none":
             return await svc.send(session_id, body.message)
         stream = svc.stream(session_id, body.message)
-        return StreamingResponse(stream, media_type="text/event-stream", headers=_SSE_HEADERS)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     @router.get("/sessions/{session_id}/messages")
     async def history(session_id: str, svc: Sessions) -> HistoryOut:
@@ -292,7 +289,7 @@ def _agui_routes() -> APIRouter:
         """AG-UI: run (or resume) ``runner`` with a ``RunAgentInput``; the answer is a stream
         of AG-UI events. A pause ends with an ``interrupt`` outcome; resume with ``resume``."""
         stream = await agui_stream(svc, runner, body)
-        return StreamingResponse(stream, media_type="text/event-stream", headers=_SSE_HEADERS)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router
 

@@ -31,11 +31,13 @@ _ENDS = (EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED)
 class Outgoing:
     """An event on its way to the streams, with its JSON made once for all of them."""
 
-    __slots__ = ("_json", "_tokens", "event")
+    __slots__ = ("_frame", "_json", "_position", "_tokens", "event")
 
     def __init__(self, event: Event) -> None:
         self.event = event
         self._json: bytes | None = None
+        self._position = -1
+        self._frame = b""
         self._tokens: dict[str, Outgoing] | None = None
 
     def with_token(self, text: str) -> Outgoing:
@@ -64,8 +66,11 @@ class Outgoing:
     def frame(self, position: int) -> bytes:
         """The SSE frame of the event at ``position``: ``id:`` and ``data:`` with the
         position first, then the event's fields."""
-        head = b'id: %d\ndata: {"position":%d,' % (position, position)
-        return head + self.json[1:] + b"\n\n"
+        if position != self._position:  # every stream of a run asks for the same position
+            head = b'id: %d\ndata: {"position":%d,' % (position, position)
+            self._frame = head + self.json[1:] + b"\n\n"
+            self._position = position
+        return self._frame
 
 
 class Subscription:
@@ -77,6 +82,8 @@ class Subscription:
         self._ready: deque[Outgoing] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._fed = False
+        self.closed = False
+        """Whether the stream's client went away (or the stream ended)."""
 
     def put(self, item: Outgoing) -> None:
         """Queue ``item``; wakes the stream if it waits (call on the server's loop)."""
@@ -102,15 +109,17 @@ class Subscription:
         """Whether events are waiting to be taken."""
         return bool(self._ready)
 
-    def take(self, limit: int) -> list[Outgoing]:
-        """The events already waiting (at most ``limit``), without waiting."""
-        ready = self._ready
-        return [ready.popleft() for _ in range(min(limit, len(ready)))]
+    def take(self) -> list[Outgoing]:
+        """Every event already waiting, without waiting (they go out in one write)."""
+        ready = list(self._ready)
+        self._ready.clear()
+        return ready
 
     async def wait(self) -> bool:
-        """Wait until an event is waiting (``True``) or a tick of the hub finds the stream
-        idle (``False``: between one and two ticks without events)."""
-        if not self._ready:
+        """Wait until an event is waiting (``True``), a tick of the hub finds the stream
+        idle or the subscription closes (``False``; a tick: between one and two ticks
+        without events)."""
+        if not self._ready and not self.closed:
             waiter = self._waiter = self.hub.loop.create_future()
             self.hub.tick_soon()
             try:
@@ -120,8 +129,10 @@ class Subscription:
         return bool(self._ready)
 
     def close(self) -> None:
-        """Stop receiving events."""
+        """Stop receiving events (a waiting :meth:`wait` returns)."""
+        self.closed = True
         self.hub.unsubscribe(self)
+        self.wake()
 
 
 def _deliver(targets: list[Subscription], item: Outgoing) -> None:

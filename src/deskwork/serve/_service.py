@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,9 +22,10 @@ from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._holdback import TokenGuard
-from deskwork.serve._hub import EventHub, Outgoing
+from deskwork.serve._hub import EventHub, Outgoing, Subscription
 from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
+from deskwork.serve._sse import Write
 from deskwork.utils import new_id, to_jsonable, utc_now
 
 __all__ = ["END_EVENTS", "ApiError", "RunService", "make_job", "report_json", "sse_frame"]
@@ -79,7 +80,7 @@ def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = Non
 
 _SETTLE_SECONDS = 10.0
 _BATCH = 256
-"""At most this many events per write."""
+"""At most this many stored events per write."""
 
 
 def _end_frame(event: Event) -> bytes:
@@ -127,9 +128,10 @@ class _Cursor:
             if event.event_id in self.seen:
                 continue
             self.seen.add(event.event_id)
-            ready = self.guard.feed(self.position, item)
+            for position, out in self.guard.feed(self.position, item):
+                if position > self.after:
+                    frames.append(out.frame(position))
             self.position += 1
-            frames.extend(out.frame(p) for p, out in ready if p > self.after)
             if live and event.type in END_EVENTS:
                 self.ended = True
                 frames.append(_end_frame(event))
@@ -294,55 +296,51 @@ class RunService:
 
     # -- event streams ------------------------------------------------------------------
 
-    async def events(self, run_id: str, after: int) -> AsyncIterator[bytes]:
-        """The run's events from position ``after + 1``: stored ones, then live ones, until
-        the run completes, fails or pauses. Each frame's ``id`` is the event's position.
+    async def follow_run(self, run_id: str, after: int, sub: Subscription, write: Write) -> None:
+        """Write the run's events from position ``after + 1``: stored ones, then live ones
+        from ``sub`` (subscribed before the store is read), until the run completes, fails
+        or pauses, or ``sub`` closes. Each frame's ``id`` is the event's position.
 
         Events that are ready together go out in one write."""
-        self.record(run_id)
-        sub = self.hub.subscribe(run_id)
-        try:
-            stored = self.desk.run_store.get_events(run_id)
-            polls = max(1, round(self.keepalive / self.poll_interval))
-            cursor = _Cursor(after, polls)
-            for first in range(0, len(stored), _BATCH):
-                batch = [Outgoing(e) for e in stored[first : first + _BATCH]]
-                frames = cursor.frames(batch, live=False)
-                if frames:
-                    yield frames
-            if stored and stored[-1].type in END_EVENTS:
-                yield _end_frame(stored[-1])
+        stored = self.desk.run_store.get_events(run_id)
+        polls = max(1, round(self.keepalive / self.poll_interval))
+        cursor = _Cursor(after, polls)
+        for first in range(0, len(stored), _BATCH):
+            frames = cursor.frames(
+                [Outgoing(e) for e in stored[first : first + _BATCH]], live=False
+            )
+            if frames:
+                await write(frames)
+        if stored and stored[-1].type in END_EVENTS:
+            await write(_end_frame(stored[-1]))
+            return
+        while not cursor.ended:
+            if sub.ready or await sub.wait():
+                frames = cursor.frames(sub.take())
+            elif sub.closed:
                 return
-            while not cursor.ended:
-                if sub.ready or await sub.wait():
-                    frames = cursor.frames(sub.take(_BATCH))
-                else:  # a tick without live events: the store, for runs of other processes
-                    stored = self.desk.run_store.get_events(run_id)
-                    frames = cursor.frames([Outgoing(e) for e in stored[cursor.position :]])
-                if frames:
-                    yield frames
-        finally:
-            sub.close()
+            else:  # a tick without live events: the store, for runs of other processes
+                stored = self.desk.run_store.get_events(run_id)
+                frames = cursor.frames([Outgoing(e) for e in stored[cursor.position :]])
+            if frames:
+                await write(frames)
 
-    async def lifecycle(self) -> AsyncIterator[bytes]:
-        """Run status changes of every run (for the live runs list); no replay."""
-        sub = self.hub.subscribe(None)
+    async def follow_lifecycle(self, sub: Subscription, write: Write) -> None:
+        """Write the ``run.*`` events of every run from ``sub`` (a subscription to every
+        run) as they happen, until ``sub`` closes; no replay."""
         quiet = 0.0
-        try:
-            yield b": connected\n\n"  # subscribed: nothing from here on is missed
-            while True:
-                if not sub.ready and not await sub.wait():
-                    quiet += self.poll_interval
-                    if quiet >= self.keepalive:
-                        quiet = 0.0
-                        yield b": keepalive\n\n"
-                    continue
-                quiet = 0.0
-                runs = [o for o in sub.take(_BATCH) if o.event.type.startswith("run.")]
-                if runs:
-                    yield b"".join(b"data: " + o.json + b"\n\n" for o in runs)
-        finally:
-            sub.close()
+        await write(b": connected\n\n")  # subscribed: nothing from here on is missed
+        while not sub.closed:
+            if not sub.ready and not await sub.wait():
+                quiet += self.poll_interval
+                if quiet >= self.keepalive and not sub.closed:
+                    quiet = 0.0
+                    await write(b": keepalive\n\n")
+                continue
+            quiet = 0.0
+            runs = [o for o in sub.take() if o.event.type.startswith("run.")]
+            if runs:
+                await write(b"".join(b"data: " + o.json + b"\n\n" for o in runs))
 
     async def shutdown(self) -> None:
         """Cancel the runs still going (they end ``failed``: run cancelled)."""
