@@ -13,11 +13,17 @@ not compete with the server for its GIL. Scenarios:
   tables show medians.
 - ``POST /runs?wait=true`` against ``desk.arun`` for the same one-turn scripted worker
   (median over ``RUNS`` runs): what the HTTP layer adds to a run;
+- server-side fan-out (p50/p99) in the same paced runs: from ``config.emit`` to the moment
+  the event's bytes were handed to uvicorn (its ``send`` returned: they are in the socket's
+  transport) for the *last* of the clients, noted by an ASGI wrapper next to uvicorn. It
+  leaves out the clients' processes and the scheduler's delay in waking them, so it is the
+  part of the latency the server is responsible for;
 - the CPU time the hub and the event streams spend per event for 1 and for 50 streams of
   one run in one process, without HTTP: deskwork's own share of fan-out, which a loaded
   machine does not blur the way it blurs latencies.
 
-Run: ``python bench/serve.py`` (prints markdown tables).
+Run: ``python bench/serve.py`` (prints markdown tables); ``python bench/serve.py --fan-out``
+measures only the paced fan-out (for A/B runs against another checkout on ``PYTHONPATH``).
 """
 
 from __future__ import annotations
@@ -27,9 +33,12 @@ import json
 import math
 import multiprocessing as mp
 import os
+import re
 import statistics
+import sys
 import threading
 import time
+from collections import defaultdict
 from typing import Any
 
 import httpx
@@ -155,12 +164,56 @@ class Clients:
 # -- the server: in this process -----------------------------------------------------------
 
 
+_TICK = re.compile(rb'"payload":\{"i":(\d+),"t":([-+.e\d]+)\}')
+"""A ``bench.tick`` event in a frame: its number and its emit time."""
+
+
+class SendClock:
+    """ASGI wrapper next to uvicorn: while ``log`` is a list, notes when each body of an
+    event stream was handed to uvicorn (its ``send`` returned), per connection."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.log: list[tuple[int, float, bytes]] | None = None
+        self._connections = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope["path"].endswith("/events"):
+            await self.app(scope, receive, send)
+            return
+        self._connections += 1
+        connection = self._connections
+
+        async def timed(message: Any) -> None:
+            await send(message)
+            log = self.log
+            if log is not None and message["type"] == "http.response.body":
+                log.append((connection, time.perf_counter(), message.get("body", b"")))
+
+        await self.app(scope, receive, timed)
+
+    def fan_out(self, events: int) -> list[float]:
+        """Per event: seconds from its emit to its bytes handed over for the last client."""
+        log, self.log = self.log or [], None
+        handed: dict[int, dict[int, float]] = defaultdict(dict)  # event -> connection -> t
+        emitted: dict[int, float] = {}
+        for connection, at, body in log:
+            for match in _TICK.finditer(body):
+                i = int(match[1])
+                emitted[i] = float(match[2])
+                handed[i].setdefault(connection, at)
+        clients = max(len(c) for c in handed.values())
+        assert len(handed) == events and all(len(c) == clients for c in handed.values())
+        return sorted(max(handed[i].values()) - emitted[i] for i in handed)
+
+
 class Served:
     """uvicorn serving ``desk`` in a thread of this process."""
 
     def __init__(self, desk: Desk) -> None:
         self.app = create_app(desk)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning")
+        self.clock = SendClock(self.app)
+        config = uvicorn.Config(self.clock, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -186,20 +239,28 @@ def fan_out(
     hub = served.app.state.services()[0].hub
     while hub.subscribers(run_id) < clients:  # every stream is following the run
         time.sleep(0.005)
+    served.clock.log = []
     cpu = served.cpu()
     start = time.perf_counter()
     GO.set()
     streams = pool.collect(used)
     cpu = served.cpu() - cpu
+    handed = served.clock.fan_out(events)
     assert all(len(s["latencies"]) == events for s in streams), "a client missed events"
     latencies = sorted(x for s in streams for x in s["latencies"])
     elapsed = max(s["end"] for s in streams) - start
     return {
         "events_per_s": events * clients / elapsed,
-        "p50_ms": 1000 * latencies[len(latencies) // 2],
-        "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
+        "p50_ms": 1000 * _quantile(latencies, 0.5),
+        "p99_ms": 1000 * _quantile(latencies, 0.99),
         "cpu_ms_per_event": 1000 * cpu / events,
+        "server_p50_ms": 1000 * _quantile(handed, 0.5),
+        "server_p99_ms": 1000 * _quantile(handed, 0.99),
     }
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    return ordered[int(len(ordered) * q)]
 
 
 async def _stream_cost(clients: int, events: int) -> float:
@@ -210,14 +271,21 @@ async def _stream_cost(clients: int, events: int) -> float:
     from deskwork.serve._service import RunService
 
     desk = _desk()
-    service = RunService(desk, {}, EventHub(desk.event_bus, asyncio.get_running_loop(), 0.5))
+    hub = EventHub(desk.event_bus, asyncio.get_running_loop(), 0.5)
+    service = RunService(desk, {}, hub)
     desk.run_store.begin_run("cost", {"input": "x"})
     emit = desk.config("cost").emit
     emit(EventType.RUN_STARTED, "bench", {})
 
+    async def write(_: bytes) -> None:
+        pass
+
     async def consume() -> None:
-        async for _ in service.events("cost", -1):
-            pass
+        sub = hub.subscribe("cost")
+        try:
+            await service.follow_run("cost", -1, sub, write)
+        finally:
+            sub.close()
 
     streams = [asyncio.create_task(consume()) for _ in range(clients)]
     await asyncio.sleep(0.05)
@@ -262,41 +330,61 @@ async def http_overhead(url: str) -> dict[str, float]:
     return {"direct_ms": 1000 * d, "http_ms": 1000 * h, "overhead_ms": 1000 * (h - d)}
 
 
-def _measure(served: Served, pool: Clients) -> dict[str, Any]:
+def _measure(served: Served, pool: Clients, *, burst: bool = True) -> dict[Any, Any]:
     fan_out(served, pool, 50, 100, PACE)  # warm up
-    out: dict[str, Any] = {}
+    out: dict[Any, Any] = {}
     for n in (1, 50):
-        burst = [fan_out(served, pool, n, EVENTS, 0.0) for _ in range(REPEATS)]
+        if burst:
+            out[("burst", n)] = _median(
+                [fan_out(served, pool, n, EVENTS, 0.0) for _ in range(REPEATS)]
+            )
         paced = [fan_out(served, pool, n, PACED_EVENTS, PACE) for _ in range(REPEATS)]
-        out[("burst", n)], out[("paced", n)] = _median(burst), _median(paced)
+        out[("paced", n)] = _median(paced)
     return out
 
 
-def main() -> None:
-    pool = Clients(CLIENT_PROCESSES)
-    served = Served(_desk())
-    try:
-        figures = _measure(served, pool)
-        overhead = asyncio.run(http_overhead(served.url))
-        cost = stream_cost()
-    finally:
-        served.server.should_exit = True
-        pool.close()
+def _print_fan_out(figures: dict[Any, Any]) -> None:
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f};"
           f" clients in {CLIENT_PROCESSES} processes; medians of {REPEATS} runs\n")  # fmt: skip
-    print(f"| SSE clients | burst: events/s delivered ({EVENTS:,} events) |"
+    burst = ("burst", 1) in figures
+    rates = f" burst: events/s delivered ({EVENTS:,} events) |" if burst else ""
+    print(f"| SSE clients |{rates}"
           f" paced ({1 / PACE:.0f} events/s): p50 emit→client | p99 |"
-          " server CPU per event |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|")
+          " p50 emit→handed to uvicorn, last client | p99 | server CPU per event |")  # fmt: skip
+    print("|---:|" + ("---:|" if burst else "") + "---:|---:|---:|---:|---:|")
     for n in (1, 50):
-        b, p = figures[("burst", n)], figures[("paced", n)]
-        print(f"| {n} | {b['events_per_s']:,.0f} | {p['p50_ms']:.2f} ms | {p['p99_ms']:.2f} ms |"
+        p = figures[("paced", n)]
+        rate = f" {figures[('burst', n)]['events_per_s']:,.0f} |" if burst else ""
+        print(f"| {n} |{rate} {p['p50_ms']:.2f} ms | {p['p99_ms']:.2f} ms |"
+              f" {p['server_p50_ms']:.3f} ms | {p['server_p99_ms']:.3f} ms |"
               f" {p['cpu_ms_per_event']:.3f} ms |")  # fmt: skip
     one, fifty = figures[("paced", 1)], figures[("paced", 50)]
-    print(f"\nadded by fan-out to 50 clients: p50 {fifty['p50_ms'] - one['p50_ms']:.2f} ms,"
-          f" p99 {fifty['p99_ms'] - one['p99_ms']:.2f} ms, server CPU"
-          f" {fifty['cpu_ms_per_event'] - one['cpu_ms_per_event']:.3f} ms per event\n")  # fmt: skip
+
+    def added(key: str) -> float:
+        return float(fifty[key] - one[key])
+
+    print(f"\nadded by fan-out to 50 clients: emit→client p50 {added('p50_ms'):.2f} ms,"
+          f" p99 {added('p99_ms'):.2f} ms; emit→handed to uvicorn (server side)"
+          f" p50 {added('server_p50_ms'):.3f} ms, p99 {added('server_p99_ms'):.3f} ms;"
+          f" server CPU {added('cpu_ms_per_event'):.3f} ms per event\n")  # fmt: skip
+
+
+def main(argv: list[str]) -> None:
+    pool = Clients(CLIENT_PROCESSES)
+    served = Served(_desk())
+    only_fan_out = "--fan-out" in argv
+    try:
+        figures = _measure(served, pool, burst=not only_fan_out)
+        if not only_fan_out:
+            overhead = asyncio.run(http_overhead(served.url))
+            cost = stream_cost()
+    finally:
+        served.server.should_exit = True
+        pool.close()
+    _print_fan_out(figures)
+    if only_fan_out:
+        return
     print("| streams of one run, in process | CPU per event (best of 5) | per added stream |")
     print("|---:|---:|---:|")
     print(f"| 1 | {cost[1]:.1f} µs | |")
@@ -310,4 +398,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
