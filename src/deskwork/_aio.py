@@ -1,8 +1,11 @@
-"""Small asyncio helpers shared by every concurrent part of deskwork."""
+"""Small asyncio helpers shared by every concurrent part of deskwork.
+
+asyncio itself is imported where it is used (on the first run), not with deskwork: see
+tests/core/test_lazy_imports.py.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -17,6 +20,8 @@ async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
     Plain ``asyncio.gather`` leaves the siblings of a failed awaitable running (still
     calling models and emitting events into a run that has already failed).
     """
+    import asyncio
+
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         return list(await asyncio.gather(*tasks))

@@ -8,16 +8,17 @@ tool may run on this thread (:func:`call_off_loop`) instead of being handed to a
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import contextvars
 import threading
-from asyncio import events
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deskwork.exceptions import EventLoopRunningError
+
+if TYPE_CHECKING:  # asyncio is imported by the first sync call, not with deskwork
+    import asyncio
 
 __all__ = ["call_off_loop", "on_shutdown", "run_sync", "sync_call_alone"]
 
@@ -33,13 +34,17 @@ class _Bridge:
     __slots__ = ("call", "live", "loop")
 
     def __init__(self) -> None:
+        import asyncio
+
         self.loop = asyncio.new_event_loop()
         self.call: asyncio.Task[Any] | None = None
         self.live = 0
         self.loop.set_task_factory(self._task)
 
     def _task(self, loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
-        task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, **kwargs)
+        from asyncio import Task
+
+        task: asyncio.Task[Any] = Task(coro, loop=loop, **kwargs)
         self.live += 1
         task.add_done_callback(self._done)
         return task
@@ -82,8 +87,10 @@ def run_sync(coro: Coroutine[Any, Any, T], *, api: str = "run") -> T:
     Raises:
         EventLoopRunningError: called while an event loop is running in this thread.
     """
+    from asyncio import get_running_loop
+
     try:
-        asyncio.get_running_loop()
+        get_running_loop()
     except RuntimeError:
         pass  # no loop running: run below, outside this handler (errors are not chained to it)
     else:
@@ -99,6 +106,10 @@ def sync_call_alone() -> bool:
     current one): no other run, tool call or handler is waiting on the loop.
     """
     bridges: list[_Bridge] = getattr(_local, "bridges", [])
+    if not bridges:
+        return False
+    from asyncio import events
+
     for bridge in bridges:
         if bridge.call is not None and bridge.loop is events._get_running_loop():
             return bridge.live == 1
@@ -111,6 +122,8 @@ def call_off_loop(fn: Callable[[], T]) -> T:
 
     Only when :func:`sync_call_alone` is true: the loop is blocked until ``fn`` returns.
     """
+    from asyncio import events
+
     loop = events._get_running_loop()
     events._set_running_loop(None)
     try:
@@ -141,6 +154,8 @@ def _close_runners() -> None:
 
 def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
     """Cancel and drain tasks left on ``loop`` (as ``asyncio.run`` does before closing)."""
+    import asyncio
+
     pending = asyncio.all_tasks(loop)
     for task in pending:
         task.cancel()

@@ -7,14 +7,16 @@ read with :meth:`EventBus.get_errors` or awaited with :meth:`EventBus.await_pend
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskwork.core.event import Event
 from deskwork.exceptions import EventHandlerError
+
+if TYPE_CHECKING:  # asyncio is imported where it is used, not with deskwork
+    import asyncio
 
 __all__ = ["EventBus", "EventHandler"]
 
@@ -82,6 +84,8 @@ class EventBus:
                 self._record(event, exc, handler)
 
     def _schedule(self, event: Event, awaitable: Awaitable[Any], handler: EventHandler) -> None:
+        import asyncio
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -137,6 +141,8 @@ class EventBus:
         Only handlers scheduled on the running loop are awaited (a bus shared by threads
         holds handlers of other loops, which those loops finish).
         """
+        import asyncio
+
         loop = asyncio.get_running_loop()
         while pending := self._pending_on(loop):
             await asyncio.gather(*pending, return_exceptions=True)

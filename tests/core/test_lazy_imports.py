@@ -68,6 +68,58 @@ def test_a_name_loads_its_module_on_first_use_and_dir_lists_every_name() -> None
     assert loaded == [True, False, "deskwork.runtime.desk", True]
 
 
+# What importing the public names must not load: asyncio (with concurrent.futures, logging,
+# ssl, ...) comes with the first run; the rest only with the feature that needs it.
+_NOT_AT_IMPORT = [
+    "asyncio",
+    "concurrent.futures",
+    "logging",
+    "ssl",
+    "subprocess",
+    "sqlite3",
+    "httpx",
+    "jinja2",
+    "litellm",
+    "instructor",
+    "numpy",
+    "chromadb",
+    "pydantic.networks",
+    "email",
+]
+
+
+def test_importing_desk_worker_and_job_loads_no_runtime_extras() -> None:
+    loaded = _run(
+        "import json, sys\n"
+        "from deskwork import Desk, Job, Worker\n"
+        f"print(json.dumps([m for m in {_NOT_AT_IMPORT!r} if m in sys.modules]))"
+    )
+    assert loaded == []
+
+
+_PLAIN_RUN = """
+import json, sys
+from deskwork import Desk, Job, Worker
+from deskwork.adapters import BaseModelAdapter, ModelResponse
+
+
+class Hello(BaseModelAdapter):
+    async def acomplete(self, **kwargs):
+        return ModelResponse(content="hello")
+
+
+before = "asyncio" in sys.modules
+report = Desk(model="m", adapter=Hello(), storage_dir=sys.argv[1]).run(
+    Worker(name="w"), Job(input="hi")
+)
+print(json.dumps([before, report.status, report.content, "asyncio" in sys.modules]))
+"""
+
+
+def test_a_plain_run_loads_asyncio_itself(tmp_path: Path) -> None:
+    assert _run(_PLAIN_RUN, str(tmp_path)) == [False, "completed", "hello", True]
+
+
 def test_the_tools_alone_do_not_load_the_desk() -> None:
     loaded = _run(
         "import json, sys\n"

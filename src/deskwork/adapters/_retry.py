@@ -9,7 +9,6 @@ exactly ``1 + num_retries``.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -162,5 +161,7 @@ async def with_retries(
                 raise
             if on_retry is not None:
                 on_retry(retry + 1, wait, exc)
+            import asyncio  # here, not with deskwork (tests/core/test_lazy_imports.py)
+
             await asyncio.sleep(wait)
             retry += 1

@@ -7,7 +7,6 @@ it owns retries: one policy for every adapter (see ``_retry``).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -113,6 +112,8 @@ async def _from_sync(chunks: Iterable[Any]) -> AsyncIterator[Any]:
         for chunk in chunks:
             yield chunk
         return
+    import asyncio  # here, not with deskwork (tests/core/test_lazy_imports.py)
+
     iterator = iter(chunks)
     done = object()
     while (chunk := await asyncio.to_thread(next, iterator, done)) is not done:
@@ -194,5 +195,7 @@ def _structured_method(adapter: BaseModelAdapter) -> str:
 
 async def _structured_once(adapter: BaseModelAdapter, params: dict[str, Any]) -> Any:
     if _structured_method(adapter) == "structured_complete":  # run the sync hook off the loop
+        import asyncio
+
         return await asyncio.to_thread(lambda: adapter.structured_complete(**params))
     return await adapter.astructured_complete(**params)

@@ -4,7 +4,6 @@ event stream, persisted state and pause/resume.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 from collections import OrderedDict
@@ -451,6 +450,8 @@ class Desk:
         return record.state
 
     async def _complete(self, runner: Runner, config: RunConfig, work: Any) -> Report:
+        import asyncio  # loaded by the first run, not by importing deskwork
+
         parent = _nested_usage.get()
         children: list[dict[str, Any]] = []
         token = _nested_usage.set(children)  # runs started inside this one report here

@@ -14,13 +14,15 @@ layers in between, and two lock sections per call on the thread).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
+    import asyncio
 
 __all__ = ["DEFAULT_TOOL_THREADS", "ToolThreadPool", "default_pool"]
 
@@ -28,7 +30,7 @@ DEFAULT_TOOL_THREADS = 64
 """Default size of a tool pool: threads are started on demand, up to this many at once."""
 
 _Call = tuple[
-    asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[[], Any], contextvars.Context
+    "asyncio.AbstractEventLoop", "asyncio.Future[Any]", Callable[[], Any], contextvars.Context
 ]
 
 
@@ -64,6 +66,8 @@ class ToolThreadPool:
         Raises:
             RuntimeError: the pool is shut down, or no event loop is running.
         """
+        import asyncio
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         with self._lock:

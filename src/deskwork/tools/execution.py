@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import inspect
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -21,6 +20,9 @@ from deskwork.tools._pool import ToolThreadPool, default_pool
 from deskwork.tools._step_hook import tool_step_hook
 from deskwork.tools.base import Tool
 from deskwork.utils import to_jsonable
+
+if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
+    import asyncio
 
 __all__ = ["aexecute_tool", "execute_tool", "tool_result_from_value"]
 
@@ -141,6 +143,8 @@ async def _call_with_retries(
     cancel_event: asyncio.Event | None,
     pool: ToolThreadPool | None,
 ) -> ToolResult:
+    import asyncio
+
     attempt = 0
     while True:
         result = await _call_once(tool, arguments, cancel_event, pool)
@@ -156,6 +160,8 @@ async def _call_once(
     cancel_event: asyncio.Event | None,
     pool: ToolThreadPool | None,
 ) -> ToolResult:
+    import asyncio
+
     threaded: asyncio.Future[Any] | None = None
     task: asyncio.Future[Any] | None = None
     try:
@@ -191,6 +197,8 @@ async def _call_once(
 async def _await_task(
     task: asyncio.Future[Any], timeout: float | None, cancel_event: asyncio.Event | None
 ) -> Any:
+    import asyncio
+
     if cancel_event is None:
         return await asyncio.wait_for(task, timeout)
     waiter = asyncio.ensure_future(cancel_event.wait())
