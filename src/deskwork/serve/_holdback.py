@@ -62,6 +62,9 @@ class TokenGuard:
 
     def feed(self, position: int, item: Outgoing) -> list[tuple[int, Outgoing]]:
         """The events ready to go out (in order) now that ``item`` arrived at ``position``."""
+        if self._held is None and item.event.type != EventType.STREAM_TOKEN:
+            self._key = None  # the common case, first: nothing held, nothing to hold
+            return [(position, item)]
         key = _token_key(item)
         ready = []
         if self._held is not None:

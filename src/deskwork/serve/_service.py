@@ -123,11 +123,12 @@ class _Cursor:
             return b": keepalive\n\n" if self.quiet % self.keepalive_polls == 0 else b""
         self.quiet = 0
         frames: list[bytes] = []
+        seen = self.seen
         for item in batch:
             event = item.event
-            if event.event_id in self.seen:
+            if event.event_id in seen:
                 continue
-            self.seen.add(event.event_id)
+            seen.add(event.event_id)
             for position, out in self.guard.feed(self.position, item):
                 if position > self.after:
                     frames.append(out.frame(position))
