@@ -181,9 +181,6 @@ def test_the_model_request_rate_limit_holds_across_two_workers(
         store.close()
 
 
-# PostgreSQL only: on one SQLite file DBOS let 4 runs of a queue limited to 3 overlap in about
-# one test run in three (docs/durable.md, "Not done, or limits to know").
-@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_queue_wide_concurrency_limit_holds_across_two_workers(
     tmp_path: Path, backend: dict[str, str], workers: list[subprocess.Popen[str]]
 ) -> None:

@@ -41,6 +41,7 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
+from deskwork.runtime._dbos_sqlite import claim_under_write_lock
 from deskwork.runtime._durable_fanout import member_of, parent_link
 from deskwork.runtime._durable_steps import (
     DurableAdapter,
@@ -466,6 +467,7 @@ class _Engine:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self.lock.hold(self.executor_id)
             _wal(_system_url(url))
+            claim_under_write_lock()  # queue limits hold on SQLite too (_dbos_sqlite)
             DBOS(config=config)
             _fast_internal_queue()
             if queues is not None:
