@@ -8,6 +8,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -100,20 +101,21 @@ async def test_a_cancelled_caller_abandons_the_running_call(pool: ToolThreadPool
     assert pool.running_abandoned == 0
 
 
-def test_a_call_that_outlives_its_loop_leaves_the_pool_working(pool: ToolThreadPool) -> None:
+def test_a_call_that_outlives_its_loop_leaves_the_pool_working() -> None:
+    pool = ToolThreadPool(1)  # its one thread must survive
     release = threading.Event()
 
-    async def give_up() -> None:
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(pool.start(lambda: release.wait(10)), 0.05)
+    async def start_and_leave() -> asyncio.Future[Any]:
+        return pool.start(lambda: release.wait(10))
 
-    asyncio.run(give_up())  # that loop is closed before the call returns
+    asyncio.run(start_and_leave())  # that loop is closed before the call returns
     release.set()
 
     async def again() -> str:
         return str(await asyncio.wait_for(pool.start(lambda: "still working"), 5))
 
     assert asyncio.run(again()) == "still working"
+    pool.shutdown()
 
 
 async def test_a_shut_down_pool_refuses_calls_as_a_tool_error(pool: ToolThreadPool) -> None:
@@ -125,3 +127,41 @@ async def test_a_shut_down_pool_refuses_calls_as_a_tool_error(pool: ToolThreadPo
 async def test_many_concurrent_calls_all_complete_on_a_small_pool(pool: ToolThreadPool) -> None:
     values = await asyncio.gather(*(pool.start(lambda i=i: i * i) for i in range(200)))
     assert values == [i * i for i in range(200)]
+
+
+async def test_one_call_after_another_reuses_one_thread() -> None:
+    """A pool starts a thread only when no idle one can take the call (a sync client kept in
+    a thread-local stays warm across calls)."""
+    pool = ToolThreadPool(8)
+    names = [await pool.start(lambda: threading.current_thread().name) for _ in range(20)]
+    pool.shutdown()
+    assert set(names) == {names[0]}
+
+
+async def test_a_result_for_a_caller_that_gave_up_is_dropped_quietly() -> None:
+    """The caller stops waiting just as the function returns: nothing is reported to the
+    loop's exception handler and the pool goes on working."""
+    pool = ToolThreadPool(1)
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    futures: list[asyncio.Future[Any]] = []
+    known = threading.Event()
+
+    def give_up_late() -> None:
+        time.sleep(0.1)  # on the loop: meanwhile the pool thread sends the result
+        futures[0].cancel()
+
+    def give_up_as_it_returns() -> str:
+        known.wait(5)
+        loop.call_soon_threadsafe(give_up_late)  # runs before the result arrives
+        return "too late"
+
+    futures.append(pool.start(give_up_as_it_returns))
+    known.set()
+    with pytest.raises(asyncio.CancelledError):
+        await futures[0]
+    assert await asyncio.wait_for(pool.start(lambda: "next"), 5) == "next"
+    await asyncio.sleep(0.01)
+    pool.shutdown()
+    assert reported == []
