@@ -390,3 +390,19 @@ def test_unknown_backend_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="backend must be one of"):
         VectorMemoryStore(tmp_path / "db", backend="faiss")  # type: ignore[arg-type]
     assert not (tmp_path / "db").exists()
+
+
+def test_a_chroma_directory_made_before_the_numpy_backend_opens_with_chroma(
+    tmp_path: Path,
+) -> None:
+    if not HAS_CHROMA:
+        pytest.skip("the chroma extra is not installed")
+    old = VectorMemoryStore(tmp_path / "db", backend="chroma")
+    old.write("k", "kept across the upgrade", "s")
+    old.close()
+    reopened = VectorMemoryStore(tmp_path / "db")  # no backend named: the data decides
+    assert reopened.backend == "chroma"
+    assert reopened.read("k", "s") == "kept across the upgrade"
+    assert not (tmp_path / "db" / "vectors.sqlite3").exists()
+    reopened.close()
+    assert VectorMemoryStore(tmp_path / "fresh").backend == "numpy"

@@ -89,7 +89,9 @@ class VectorMemoryStore(MemoryStore):
         collection_name: the collection (3-512 characters of ``[a-zA-Z0-9._-]``, starting
             and ending with a letter or digit).
         backend: ``"numpy"`` (SQLite + NumPy, ``pip install 'deskwork[vector]'``) or
-            ``"chroma"`` (ChromaDB, ``pip install 'deskwork[chroma]'``).
+            ``"chroma"`` (ChromaDB, ``pip install 'deskwork[chroma]'``). Default: ``"chroma"``
+            for a directory that already holds a Chroma database and no NumPy one (a store
+            made before the NumPy backend existed keeps its data), else ``"numpy"``.
 
     Raises:
         MissingExtraError: the backend's package (``numpy`` or ``chromadb``) is not
@@ -106,13 +108,14 @@ class VectorMemoryStore(MemoryStore):
         chunk_overlap: int = 200,
         embedding_function: EmbeddingFunction | None = None,
         collection_name: str = "deskwork_memory",
-        backend: VectorBackend = "numpy",
+        backend: VectorBackend | None = None,
     ) -> None:
         if chunk_size <= 0 or not 0 <= chunk_overlap < chunk_size:
             raise ConfigurationError(
                 "VectorMemoryStore needs chunk_size > 0 and 0 <= chunk_overlap < chunk_size"
                 f" (got chunk_size={chunk_size}, chunk_overlap={chunk_overlap})"
             )
+        backend = backend or _found_backend(Path(path))
         if backend not in get_args(VectorBackend):
             raise ConfigurationError(
                 f"VectorMemoryStore: backend must be one of {get_args(VectorBackend)},"
@@ -173,6 +176,13 @@ class VectorMemoryStore(MemoryStore):
         embed_query = getattr(function, "embed_query", None)
         vectors = embed_query(texts) if query and callable(embed_query) else function(texts)
         return [[float(x) for x in vector] for vector in vectors]
+
+
+def _found_backend(path: Path) -> VectorBackend:
+    """The backend whose database ``path`` already holds: Chroma's only if it alone is there."""
+    if (path / "chroma.sqlite3").exists() and not (path / _SQLITE_FILE).exists():
+        return "chroma"
+    return "numpy"
 
 
 def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[str]:
