@@ -165,3 +165,25 @@ async def test_a_result_for_a_caller_that_gave_up_is_dropped_quietly() -> None:
     await asyncio.sleep(0.01)
     pool.shutdown()
     assert reported == []
+
+
+async def test_a_thread_that_cannot_start_fails_the_call_and_the_pool_recovers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool = ToolThreadPool(2, name="starved")
+    real_start = threading.Thread.start
+
+    def no_threads(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_threads)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        pool.start(lambda: "never")
+    monkeypatch.setattr(threading.Thread, "start", real_start)
+    # nothing was counted for the failed start: both slots are still there for two calls
+    gate = threading.Event()
+    first, second = pool.start(gate.wait), pool.start(lambda: threading.current_thread().name)
+    assert (await asyncio.wait_for(second, 5)).startswith("starved-")
+    gate.set()
+    assert await asyncio.wait_for(first, 5) is True
+    pool.shutdown()

@@ -73,11 +73,10 @@ class ToolThreadPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the tool pool is shut down (the desk was closed)")
-            self._queued += 1
             room = self._threads - len(self._abandoned) < self.max_workers
-            if self._queued > self._waiting and room:
-                self._threads += 1
-                self._start_thread()
+            if self._queued >= self._waiting and room:
+                self._start_thread()  # raises (counting nothing) when no thread can start
+            self._queued += 1
             self._queue.put((loop, future, fn, contextvars.copy_context()))
         return future
 
@@ -103,9 +102,11 @@ class ToolThreadPool:
             self._queue.put(None)
 
     def _start_thread(self) -> None:
+        """Start one more thread (under the lock); counted only once it runs."""
         index = self._threads
         thread = threading.Thread(target=self._work, name=f"{self._name}-{index}", daemon=True)
         thread.start()
+        self._threads += 1
 
     def _work(self) -> None:
         with self._lock:
