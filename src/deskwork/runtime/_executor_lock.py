@@ -187,10 +187,19 @@ class _AdvisoryLock:
 
     def _try_own(self) -> bool:
         """Open a session and take this process's lock on it; ``False`` if held elsewhere."""
+        import psycopg
+
         conn = self._connect(f"deskwork executor {self._executor_id}")
-        row = conn.execute(
-            "SELECT pg_try_advisory_lock(%s)", (_lock_key(self._executor_id),)
-        ).fetchone()
+        try:
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(%s)", (_lock_key(self._executor_id),)
+            ).fetchone()
+        except psycopg.Error as exc:  # the session failed at once (a server restarting)
+            conn.close()
+            raise ConfigurationError(
+                f"cannot take the executor lock on {redact_url(self.url)}:"
+                f" {scrub(str(exc), self.url)}"
+            ) from exc
         if not row or not row[0]:
             conn.close()
             return False

@@ -75,8 +75,9 @@ class Fence:
 
     def _watch(self) -> None:
         while not self._stop.wait(WATCH_SECONDS):
-            if self.lock.held():
-                self._saw(time.monotonic())
+            asked = time.monotonic()  # the server vouches for the lock as of the question
+            if self._held():
+                self._saw(asked)
                 continue
             with self._changed:
                 self._seen = -math.inf  # no step from now on, however recent the last look
@@ -86,11 +87,27 @@ class Fence:
                 " their next step until it holds the lock again",
                 self.executor_id,
             )
-            while not self.lock.reacquire():
+            asked = time.monotonic()
+            while not self._reacquired():
                 if self._stop.wait(WATCH_SECONDS):
                     return
+                asked = time.monotonic()
             _log.warning("executor %s holds its lock again", self.executor_id)
-            self._saw(time.monotonic())
+            self._saw(asked)
+
+    def _held(self) -> bool:
+        try:
+            return self.lock.held()
+        except Exception:  # whatever the session did, it does not vouch for the lock
+            _log.exception("executor %s: checking its lock failed", self.executor_id)
+            return False
+
+    def _reacquired(self) -> bool:
+        try:
+            return self.lock.reacquire()
+        except Exception:  # the watchdog must outlive a failed attempt: try again soon
+            _log.exception("executor %s: taking its lock again failed", self.executor_id)
+            return False
 
     def admit(self, losses: int, owns: Callable[[], bool]) -> int | None:
         """Wait until the lock was seen held in the last :data:`FRESH_SECONDS`; the losses
