@@ -56,15 +56,28 @@ def _split(value: Any, blobs: dict[str, str]) -> Any:
                     f" ({MAX_STORED_CHARS:,}): pass large data by reference (a file path or"
                     " URL) instead of in a job input, message or tool result"
                 )
-            digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-            blobs[digest] = value
-            return _REF + digest
+            data = _as_raw_text(value)
+            if data is not None:
+                digest = hashlib.sha256(data).hexdigest()
+                blobs[digest] = value
+                return _REF + digest
         return "\x00" + value if value.startswith("\x00") else value
     if isinstance(value, dict):
         return {key: _split(item, blobs) for key, item in value.items()}
     if isinstance(value, list):
         return [_split(item, blobs) for item in value]
     return value
+
+
+def _as_raw_text(value: str) -> bytes | None:
+    """``value`` in UTF-8 if a database text column can hold it as it is, else ``None``: a
+    NUL or a lone surrogate (PostgreSQL refuses both) keeps the text inside the JSON, escaped."""
+    if "\x00" in value:
+        return None
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def _refs(value: Any, found: set[str]) -> None:

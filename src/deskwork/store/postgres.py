@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -233,6 +234,8 @@ _UPSERT_RUN = (
     " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner"
 )
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
+_PUT_BLOB = "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING"
+_log = logging.getLogger("deskwork.store")
 _RUN_ENDS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
 
 
@@ -303,11 +306,40 @@ class PostgresRunStore(_PostgresStore, RunStore):
                         self._put_blobs(conn, blobs)  # before the rows that refer to them
                         _execute_in_order(conn, rows)
                     yield conn
-            except BaseException:
-                with self._pending_lock:
-                    self._pending[:0] = rows  # kept, in order, for the next commit
-                    self._pending_blobs.update(blobs)
+            except Exception as exc:
+                if rows and _refused(exc):
+                    self._salvage(rows, blobs)
+                else:
+                    self._keep(rows, blobs)
                 raise
+            except BaseException:
+                self._keep(rows, blobs)
+                raise
+
+    def _keep(self, rows: list[_Write], blobs: dict[str, str]) -> None:
+        """Put writes back in front of the pending ones, in order, for the next commit."""
+        with self._pending_lock:
+            self._pending[:0] = rows
+            self._pending_blobs.update(blobs)
+
+    def _salvage(self, rows: list[_Write], blobs: dict[str, str]) -> None:
+        """Commit a refused batch write by write: one value the database refuses for good is
+        dropped (and logged), so it cannot block every later write of every run."""
+        writes: list[_Write] = [(_PUT_BLOB, item) for item in blobs.items()] + rows
+        for index, write in enumerate(writes):
+            try:
+                with self._db.transaction() as conn:
+                    conn.execute(*write)
+            except Exception as exc:
+                if not _refused(exc):  # not the value: the rest waits for the next commit
+                    self._keep(writes[index:], {})
+                    raise
+                where = redact_url(self._db.url)
+                _log.error(
+                    "the database at %s refused a write; dropped: %s",
+                    where,
+                    _reason(exc, self._db.url),
+                )
 
     @contextmanager
     def _read(self) -> Iterator[psycopg.Connection[Any]]:
@@ -370,11 +402,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     def _put_blobs(self, conn: psycopg.Connection[Any], blobs: dict[str, str]) -> None:
         if blobs:
             with conn.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s)"
-                    " ON CONFLICT (hash) DO NOTHING",
-                    list(blobs.items()),
-                )
+                cursor.executemany(_PUT_BLOB, list(blobs.items()))
 
     def _fetch_blobs(self, hashes: Iterable[str]) -> dict[str, str]:
         with self._read() as conn:
@@ -617,6 +645,14 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     def delete_session(self, session_id: str) -> None:
         with self._db.connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the database refused a value for good (kept pending, the other errors --
+    an unreachable server, a missing table -- are retried by the next commit)."""
+    import psycopg
+
+    return isinstance(exc, (psycopg.DataError, psycopg.IntegrityError, UnicodeError))
 
 
 def _reason(exc: BaseException, url: str) -> str:
