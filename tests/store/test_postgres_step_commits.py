@@ -4,9 +4,11 @@ never waits on a commit), and a step is on disk before the run's next tool call.
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import psycopg
@@ -88,7 +90,10 @@ def test_order_is_kept_across_loop_and_plain_calls(postgres_url: str) -> None:
     store.close()
 
 
-def test_a_failed_commit_is_raised_by_the_next_call_and_its_events_kept(postgres_url: str) -> None:
+def test_a_failed_commit_is_raised_by_the_next_call_and_its_events_kept(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="deskwork.store")
     store = PostgresRunStore(postgres_url)
     store.create_run("r", None)
     with psycopg.connect(postgres_url, autocommit=True) as admin:
@@ -100,6 +105,10 @@ def test_a_failed_commit_is_raised_by_the_next_call_and_its_events_kept(postgres
         asyncio.run(step())
         with pytest.raises((psycopg.Error, StoreError)):
             store.flush()
+        deadline = time.monotonic() + 10  # the writer thread says so, as soon as it tried
+        while "events not committed yet" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert "events not committed yet" in caplog.text
         admin.execute("ALTER TABLE deskwork_events_away RENAME TO deskwork_events")
     store.flush()  # the event was kept: committed now
     assert [e.event_id for e in store.get_events("r")] == ["0"]

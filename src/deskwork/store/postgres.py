@@ -28,7 +28,6 @@ Use it through one URL::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import threading
@@ -362,8 +361,15 @@ class PostgresRunStore(_PostgresStore, RunStore):
         them pending: the next call of this store commits them, or raises why it cannot."""
         with self._pending_lock:
             self._scheduled = False
-        with contextlib.suppress(Exception):
+        try:
             self.flush()
+        except Exception as exc:  # said here (nobody waits on this thread) and raised later
+            _log.warning(
+                "events not committed yet to the database at %s (kept, retried by the next"
+                " call): %s",
+                redact_url(self._db.url),
+                _reason(exc, self._db.url),
+            )
 
     def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
         """Commit ``write`` now outside an event loop (or if ``now``), else on the writer
