@@ -213,10 +213,13 @@ def test_runs_taken_over_from_a_killed_worker_are_not_admitted_twice(
     victim = workers[0]
     run_ids = _app(tmp_path, {}, "submit", "3", "metered")
 
-    def victim_in_tool() -> bool:
-        return any(line.split()[1] == str(victim.pid) for line in lines(tmp_path / "attempts"))
+    def victim_in_tool() -> bool:  # and no model call of its in flight (it would run again)
+        tools = {
+            n for n, by in map(str.split, lines(tmp_path / "attempts")) if by == str(victim.pid)
+        }
+        return bool(tools) and not _in_flight(tmp_path, victim.pid) - tools
 
-    wait_for(victim_in_tool, 30, "the victim to call the tool")
+    wait_for(victim_in_tool, 30, "the victim to call the tool, between model calls")
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
 

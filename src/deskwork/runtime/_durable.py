@@ -73,6 +73,7 @@ __all__ = [
     "DurableAdapter",
     "QueueSettings",
     "StepFailedError",
+    "adapter_for",
     "cancel_in_database",
     "declare_queue",
     "engine_for",
@@ -211,13 +212,13 @@ def _run_config(
     desk: Desk, run_id: str, request: dict[str, Any], events: list[Event], emit: EventEmitter
 ) -> RunConfig:
     workflow_id = request.get("workflow_id", run_id)
+    # this run's gate (or none), for its adapter and the runs started inside it (a tool's
+    # subworker): set in the run's own task, so it reaches no other run
+    _gate.set(request.get("gate"))
     config = desk.config(run_id, stream=request.get("stream"), emit=_guarded(emit, workflow_id))
     if request.get("limits"):
         config = config.with_overrides(**request["limits"])
     config.events = events
-    gate = request.get("gate")
-    if gate and isinstance(config.adapter, DurableAdapter):
-        config.adapter = RateGatedAdapter(config.adapter.inner, gate)
     return config
 
 
@@ -236,6 +237,24 @@ async def _admit_workflow() -> None:
     """One model call admitted: starting this workflow is what the gate's limiter counts."""
 
 
+_gate: contextvars.ContextVar[str | None] = contextvars.ContextVar("deskwork_gate", default=None)
+"""The admission queue of the rate-limited run this code runs in (``None``: none)."""
+
+
+def adapter_for(inner: BaseModelAdapter) -> DurableAdapter:
+    """The adapter of a durable desk's run: gated inside a run on a rate-limited queue, so
+    the model calls of a subworker that a tool spawns count toward the queue's limit."""
+    gate = _gate.get()
+    return DurableAdapter(inner) if gate is None else RateGatedAdapter(inner, gate)
+
+
+def _admit_outside(gate: str) -> None:
+    """Admit one model call from a thread without the caller's DBOS context: inside a
+    step, the admission is a workflow of its own (not checkpointed, as the step is not)."""
+    admitted: object = DBOS.enqueue_workflow(gate, _admit_workflow).get_result()
+    del admitted  # the workflow returns nothing: that it ran is the admission
+
+
 class RateGatedAdapter(DurableAdapter):
     """A :class:`DurableAdapter` whose every call inside a durable run first waits for
     admission on the rate-limited queue ``gate``: a child workflow enqueued there, which a
@@ -250,6 +269,8 @@ class RateGatedAdapter(DurableAdapter):
         if in_workflow():
             handle = await DBOS.enqueue_workflow_async(self.gate, _admit_workflow)
             await handle.get_result()
+        elif in_run():  # inside a step: a subworker's call (run_in_executor copies no context)
+            await asyncio.get_running_loop().run_in_executor(None, _admit_outside, self.gate)
 
     async def acomplete(self, **params: Any) -> Any:
         await self._admitted()

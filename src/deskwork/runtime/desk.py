@@ -217,7 +217,7 @@ class Desk:
         """A RunConfig carrying this desk's settings for ``run_id``."""
         return RunConfig(
             # a durable desk's calls are DBOS steps inside its runs (a passthrough elsewhere)
-            adapter=_durable().DurableAdapter(self.adapter) if self.durable else self.adapter,
+            adapter=_durable().adapter_for(self.adapter) if self.durable else self.adapter,
             emit=emit or self._emitter(run_id, [], None),
             run_id=run_id,
             temperature=self.temperature,
