@@ -77,15 +77,22 @@ def _assert_safe(streamed: str, body: str) -> None:
     assert streamed == redact_text(TEXT)  # nothing but the secrets is held back or lost
 
 
-def test_the_stored_tokens_do_hold_the_split_key() -> None:
-    """The premise: each token is redacted alone, so the store keeps both halves."""
+def test_the_stored_tokens_never_hold_a_split_key() -> None:
+    """The runtime holds tokens back before they are stored: no half of a key is kept, and
+    the stored tokens, joined, are the redacted answer."""
     desk = _desk()
     worker = desk.get_runner("worker", "talker")
     assert worker is not None
     run_id = desk.run(worker, "hi").run_id
     stored = desk.run_store.get_events(run_id)
     tokens = [e.payload["token"] for e in stored if e.type == "stream.token"]
-    assert KEY in "".join(tokens) and all(KEY not in t for t in tokens)
+    joined = "".join(tokens)
+    assert joined == redact_text(TEXT)
+    for secret in (*CLEAR, "sk-li", "hunter", "tail0123"):
+        assert secret not in joined and all(secret not in t for t in tokens)
+    assert len(tokens) >= 3 and all(tokens)
+    types = [e.type for e in stored]
+    assert types.index("llm.completed") > max(i for i, t in enumerate(types) if t == "stream.token")
     record = desk.run_store.get_run(run_id)
     assert record is not None and KEY not in (record.output or "")
 
@@ -135,3 +142,34 @@ async def test_the_agui_stream_never_carries_a_split_secret(live_factory: Any) -
     events = [json.loads(x[6:]) for x in response.text.splitlines() if x.startswith("data: ")]
     deltas = "".join(e["delta"] for e in events if e["type"] == EventType.TEXT_MESSAGE_CONTENT)
     _assert_safe(deltas, response.text)
+
+
+def test_the_stream_guard_holds_back_tokens_the_store_kept_split() -> None:
+    """Token events emitted outside a model step (or stored before the runtime held tokens
+    back) still leave the server whole: same positions, no split secret, nothing lost."""
+    from datetime import UTC, datetime
+
+    from deskwork.core.event import Event
+    from deskwork.serve._holdback import TokenGuard
+    from deskwork.serve._hub import Outgoing
+
+    def event(kind: str, payload: dict[str, Any]) -> Outgoing:
+        return Outgoing(
+            Event(
+                event_id=kind,
+                type=kind,
+                timestamp=datetime.now(UTC),
+                run_id="r",
+                source="m",
+                payload=payload,
+            )
+        )
+
+    items = [event("stream.token", {"token": p, "type": "content"}) for p in PIECES]
+    items.append(event("llm.completed", {}))
+    guard = TokenGuard()
+    out = [o for i, item in enumerate(items) for o in guard.feed(i, item)] + guard.close()
+    assert [p for p, _ in out] == list(range(len(items)))
+    texts = [str(o.event.payload.get("token", "")) for _, o in out[:-1]]
+    assert "".join(texts) == redact_text(TEXT)
+    assert all(secret not in t for secret in (*CLEAR, "hunter") for t in texts)

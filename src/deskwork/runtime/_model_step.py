@@ -21,6 +21,7 @@ from deskwork.adapters.base import (
 from deskwork.core.event import EventType
 from deskwork.core.message import Message
 from deskwork.core.redact import redact, redact_text
+from deskwork.core.stream_redact import TokenHoldback
 from deskwork.runtime._budget import BudgetExceededError, estimate_call_cost
 from deskwork.runtime._run import WorkerRun
 from deskwork.runtime.context import (
@@ -125,16 +126,26 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
 
 
 async def _consume(run: WorkerRun, stream: AsyncIterator[StreamChunk]) -> ModelResponse:
+    """Emit the stream's tokens, held back so that no secret is split over two of them
+    (stored events are redacted one by one); the rest goes out when the stream ends."""
     chunks: list[StreamChunk] = []
-    async for chunk in stream:
-        chunks.append(chunk)
-        if chunk.content:
-            run.emit(EventType.STREAM_TOKEN, {"token": chunk.content, "type": "content"})
-        for delta in chunk.tool_calls:
-            if delta.arguments:
-                run.emit(
-                    EventType.STREAM_TOKEN, {"token": delta.arguments, "type": "tool_argument"}
-                )
+    guards = {"content": TokenHoldback(), "tool_argument": TokenHoldback()}
+
+    def emit(kind: str, text: str) -> None:
+        if text:
+            run.emit(EventType.STREAM_TOKEN, {"token": text, "type": kind})
+
+    try:
+        async for chunk in stream:
+            chunks.append(chunk)
+            if chunk.content:
+                emit("content", guards["content"].push(chunk.content))
+            for delta in chunk.tool_calls:
+                if delta.arguments:
+                    emit("tool_argument", guards["tool_argument"].push(delta.arguments))
+    finally:  # nothing streamed is lost, and it all precedes llm.completed
+        for kind, guard in guards.items():
+            emit(kind, guard.flush())
     return assemble_stream(chunks, model=run.model)
 
 
