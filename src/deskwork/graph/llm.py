@@ -43,6 +43,7 @@ from deskwork.adapters.base import (
     assemble_stream,
 )
 from deskwork.core.redact import redact_text
+from deskwork.core.stream_redact import TokenHoldback
 from deskwork.core.tool_call import ToolCall
 from deskwork.graph._durable import step_adapter
 from deskwork.graph._events import emit_graph_event
@@ -66,6 +67,12 @@ def desk_model(config: RunConfig) -> Iterator[None]:
         yield
     finally:
         _RUN.reset(token)
+
+
+def _release_tail(model: str, held: TokenHoldback) -> None:
+    """Emit the stream's held-back tail (before ``llm.completed`` or ``llm.failed``)."""
+    if text := held.flush():
+        emit_graph_event("stream.token", model, {"token": text, "type": "content"})
 
 
 class DeskworkChatModel(BaseChatModel):
@@ -230,6 +237,7 @@ class DeskworkChatModel(BaseChatModel):
         request = self._request(messages, stop, **kwargs)
         started = _starting(model, request)
         chunks: list[StreamChunk] = []
+        held = TokenHoldback()  # no secret is stored split over two tokens
         try:
             result = await seam.acomplete(
                 adapter,
@@ -245,13 +253,14 @@ class DeskworkChatModel(BaseChatModel):
                 chunks.append(chunk)
                 piece = _ai_chunk(chunk)
                 if chunk.content:
-                    emit_graph_event(
-                        "stream.token", model, {"token": chunk.content, "type": "content"}
-                    )
+                    if text := held.push(chunk.content):
+                        emit_graph_event("stream.token", model, {"token": text, "type": "content"})
                     if run_manager is not None:
                         await run_manager.on_llm_new_token(chunk.content, chunk=piece)
                 yield piece
+            _release_tail(model, held)
         except Exception as exc:
+            _release_tail(model, held)
             _failed(model, exc, started)
             raise
         whole = assemble_stream(chunks, model=model)
