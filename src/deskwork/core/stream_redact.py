@@ -19,7 +19,7 @@ longer than ``holdback`` whose closing quote has not arrived yet can be released
 
 from __future__ import annotations
 
-from deskwork.core.redact import may_hold_secrets, redact_text
+from deskwork.core.redact import _SECRET_KEY_WORDS, may_hold_secrets, redact_text
 
 __all__ = ["HOLDBACK", "TokenHoldback"]
 
@@ -30,20 +30,7 @@ _FORCE = 4096
 _CONTEXT = 64
 """Characters of released text a part is redacted after."""
 # the words a secret starts with (lower case): a tail that is the start of one is held
-_TRIGGERS = (
-    "sk-",
-    "bearer",
-    "://",
-    *(
-        f"{head}{sep}{tail}"
-        for head, tail in (("api", "key"), ("auth", "token"), ("access", "token"))
-        for sep in ("_", "-", "")
-    ),
-    "authorization",
-    "secret",
-    "password",
-    "passwd",
-)
+_TRIGGERS = ("sk-", "bearer", "://", *_SECRET_KEY_WORDS)
 _PREFIXES = frozenset(t[:k] for t in _TRIGGERS for k in range(1, len(t)))
 _LONGEST = max(map(len, _PREFIXES))
 
