@@ -53,6 +53,16 @@ class EventType(StrEnum):
     LLM_STREAM_FALLBACK = "llm.stream_fallback"
 
 
+END_EVENT_BY_STATUS: dict[str, EventType] = {
+    "completed": EventType.RUN_COMPLETED,
+    "paused": EventType.RUN_PAUSED,
+    "failed": EventType.RUN_FAILED,
+}
+"""A run's end event by the status it ends with: every run has exactly one of them."""
+RUN_END_EVENTS = frozenset(END_EVENT_BY_STATUS.values())
+"""``run.completed``, ``run.paused`` and ``run.failed``."""
+
+
 class Event(DeskworkModel):
     """A runtime signal. ``source`` names the emitter (worker, tool, workforce, ...)."""
 

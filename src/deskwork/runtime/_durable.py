@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
@@ -143,21 +143,14 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     return _dump(report)
 
 
-_END_EVENTS = {
-    "completed": EventType.RUN_COMPLETED,
-    "failed": EventType.RUN_FAILED,
-    "paused": EventType.RUN_PAUSED,
-}
-
-
 def _announce_end(desk: Desk, run_id: str, status: str, source: str) -> None:
     """Emit the end event of a run whose record ended without one: its process stopped
     between the two (``Desk._store_result`` stores the record first)."""
-    end = _END_EVENTS.get(status)
+    end = END_EVENT_BY_STATUS.get(status)
     events = desk.run_store.get_events(run_id)
     begun = (EventType.RUN_STARTED, EventType.RUN_RESUMED)
     last = max((n for n, e in enumerate(events) if e.type in begun), default=-1)
-    if end is None or any(e.type in _END_EVENTS.values() for e in events[last + 1 :]):
+    if end is None or any(e.type in RUN_END_EVENTS for e in events[last + 1 :]):
         return
     payload: dict[str, Any] = {"errors": []} if end == EventType.RUN_FAILED else {}
     desk._emitter(run_id, events, None)(end, source, payload)

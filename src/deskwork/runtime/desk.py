@@ -16,7 +16,7 @@ from deskwork._extras import require
 from deskwork._sync import run_sync
 from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import BaseModelAdapter
-from deskwork.core.event import Event, EventType, new_event
+from deskwork.core.event import END_EVENT_BY_STATUS, Event, EventType, new_event
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact, redact_model, redact_text
@@ -52,11 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["DB_FILENAME", "Desk"]
 
 EventListener = Callable[[Event], None]
-_TERMINAL_EVENTS = {
-    "completed": EventType.RUN_COMPLETED,
-    "paused": EventType.RUN_PAUSED,
-    "failed": EventType.RUN_FAILED,
-}
 
 
 class Desk:
@@ -509,14 +504,14 @@ class Desk:
         stored fails the run instead, :meth:`_store_failure`, so no run has two end events).
         ``announce_first``: the event first, for a cancelled run (a durable process that
         stops refuses the event, and so stores nothing: the run stays for recovery)."""
-        if report.status not in _TERMINAL_EVENTS:  # a runner must end completed/paused/failed
+        if report.status not in END_EVENT_BY_STATUS:  # a runner must end completed/paused/failed
             report = _failed(
                 config.run_id, [f"runner {runner.name!r} ended with status {report.status!r}"]
             )
             state = None
         payload = {"errors": report.errors} if report.status == "failed" else {}
         if announce_first:
-            config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
+            config.emit(END_EVENT_BY_STATUS[report.status], runner.name, payload)
         stored: RunState | None = None
         if state is not None:
             if state.status != report.status:  # a worker's state has its report's status
@@ -530,7 +525,7 @@ class Desk:
             stored,
         )
         if not announce_first:
-            config.emit(_TERMINAL_EVENTS[report.status], runner.name, payload)
+            config.emit(END_EVENT_BY_STATUS[report.status], runner.name, payload)
         if report.status == "paused" and state is not None:
             _remember(self._live_states, config.run_id, state)
             _remember(self._live_runners, config.run_id, runner)

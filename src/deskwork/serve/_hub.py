@@ -18,14 +18,12 @@ import threading
 from collections import defaultdict, deque
 from contextvars import ContextVar
 
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import Event
 from deskwork.event_bus import EventBus
 
 __all__ = ["EventHub", "Outgoing", "Subscription"]
 
 _current_run: ContextVar[str | None] = ContextVar("deskwork_serve_current_run", default=None)
-_STARTS = (EventType.RUN_STARTED, EventType.RUN_RESUMED)
-_ENDS = (EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED)
 
 
 class Outgoing:

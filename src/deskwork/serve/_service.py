@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import RUN_END_EVENTS, Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
@@ -30,7 +30,7 @@ from deskwork.utils import new_id, to_jsonable, utc_now
 
 __all__ = ["END_EVENTS", "ApiError", "RunService", "make_job", "report_json", "sse_frame"]
 
-END_EVENTS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
+END_EVENTS = RUN_END_EVENTS
 """A run's event stream ends after one of these."""
 
 

@@ -38,7 +38,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deskwork._extras import require
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import RUN_END_EVENTS, Event
 from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
@@ -235,7 +235,6 @@ _UPSERT_RUN = (
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _PUT_BLOB = "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING"
 _log = logging.getLogger("deskwork.store")
-_RUN_ENDS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
 
 
 class _PostgresStore:
@@ -521,7 +520,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             event.source,
             pack_json(event.payload, blobs),
         )
-        self._add((_INSERT_EVENT, row), blobs, now=event.type in _RUN_ENDS)
+        self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._read() as conn:

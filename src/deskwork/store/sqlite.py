@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import RUN_END_EVENTS, Event
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.store._blobs import (
@@ -88,7 +88,6 @@ _INSERT_RUN = (
 # a run's end event is committed before add_event returns: the desk stores the run's record
 # first, then this event, and its caller may go on (or be killed) without the loop getting
 # control again
-_RUN_ENDS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_PAUSED})
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
@@ -307,7 +306,7 @@ class SQLiteRunStore(RunStore):
             event.source,
             pack_json(event.payload, blobs),
         )
-        self._add((_INSERT_EVENT, row), blobs, now=event.type in _RUN_ENDS)
+        self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
 
     def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
         """Commit ``write`` now outside an event loop (or if ``now``), else when the loop
