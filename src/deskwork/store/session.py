@@ -209,6 +209,4 @@ class SQLiteSessionStore(SessionStore):
 
     def _decoding(self, what: str) -> AbstractContextManager[None]:
         """A stored value damaged in place (the file itself sound) is a StoreError too."""
-        from deskwork.store._sqlite import _damaged
-
-        return decoding(what, lambda problem: _damaged(self._db.path, problem))
+        return decoding(what, self._db.damaged)
