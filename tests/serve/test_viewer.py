@@ -62,6 +62,10 @@ def test_runs_appear_live_and_an_approval_resumes_the_run(
     row = page.wait_for_selector(f'#runs a[data-run="{paused["run_id"]}"] .badge.paused')
     row.click()
     page.wait_for_selector("#approve")
+    # the timeline fills from the run's event stream, which may land after the run's record
+    page.wait_for_function(
+        "document.querySelector('#timeline').innerText.includes('tool.completed')"
+    )
     timeline = page.inner_text("#timeline")
     assert "tool.completed" in timeline and "lookup" in timeline
     assert "restock" in page.inner_text(".pending")

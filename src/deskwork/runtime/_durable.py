@@ -28,6 +28,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable
@@ -452,6 +453,10 @@ def _new_executor_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+_LAUNCH_ATTEMPTS = 4
+"""Launches tried while another process holds the SQLite file (migrations, WAL switch)."""
+
+
 class _Engine:
     """DBOS launched on one database for this process, and the durable desks using it."""
 
@@ -463,7 +468,14 @@ class _Engine:
         self.queues: set[str] = set()
         self.app_name = os.environ.get("DESKWORK_APP_NAME", APP_NAME)
         self.fence: Fence | None = None
-        self._launch(queues)
+        for attempt in range(_LAUNCH_ATTEMPTS):
+            try:
+                self._launch(queues)
+                return
+            except ConfigurationError as exc:  # workers started together on one SQLite file
+                if "database is locked" not in str(exc) or attempt == _LAUNCH_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
 
     def _launch(self, queues: list[str] | None) -> None:
         url = self.database_url
