@@ -176,10 +176,8 @@ class TestMakeTestState:
 
 def test_in_memory_session_manager_is_re_exported_lazily() -> None:
     testing = importlib.import_module("deskwork.graph.testing")
-    try:
-        from deskwork.graph.session.in_memory import InMemorySessionManager
-    except ImportError:
-        pytest.xfail("deskwork.graph.session.in_memory is not written yet")
+    from deskwork.graph.session.in_memory import InMemorySessionManager
+
     assert testing.InMemorySessionManager is InMemorySessionManager
     with pytest.raises(AttributeError):
         _ = testing.NoSuchThing
