@@ -9,10 +9,11 @@ Importing deskwork does not import LiteLLM, LangGraph, Chroma or MCP; they load 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from deskwork._lazy import lazy_exports as _lazy_exports
 
+# typing.TYPE_CHECKING without importing typing (and the re, enum and collections it loads):
+# type checkers read the name as true, so `import deskwork` stays this one file and _lazy.py
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from deskwork.core.event import Event, EventType
     from deskwork.core.job import Brief, Job

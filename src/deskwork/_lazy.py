@@ -13,10 +13,12 @@ and ``from deskwork import Desk`` loads only what the desk needs.
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see deskwork/__init__)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 __all__ = ["lazy_exports"]
 
@@ -31,7 +33,8 @@ def lazy_exports(
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        __import__(module)  # importlib.import_module, without importing importlib
+        value = getattr(sys.modules[module], name)
         setattr(sys.modules[package], name, value)  # later look-ups find it directly
         return value
 
