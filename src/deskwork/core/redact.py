@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
@@ -39,23 +39,32 @@ _SECRET_KEY_WORDS = (
 _SECRET_KEY_WORD = re.compile(
     r"a(?:pi[_-]?key|uth(?:orization|[_-]?token)|ccess[_-]?token)|secret|passw(?:or)?d"
 )
-_SECRET_VALUES = re.compile(
-    r"(Bearer\s+[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}|\bsk-ant-[A-Za-z0-9_-]{8,})"
-)
 
 
 _KEY_PATTERN = r"(?:api[_-]?key|authorization|auth[_-]?token|access[_-]?token|secret|passw(?:or)?d)"
 # secrets named by a key inside text: JSON/dict pairs ("password": "x", 'api_key': 'x') and
 # assignments (password=x, API_KEY=x); bare prose ("the secret: ...") is left alone
-_SECRET_PAIRS = re.compile(
+_SECRET_PAIRS = (
     rf"""(["']\w*{_KEY_PATTERN}\w*["']\s*:\s*)("[^"]*"|'[^']*'|[^\s,;}}]+)"""
-    rf"""|(\b\w*{_KEY_PATTERN}\w*\s*=\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)""",
-    re.IGNORECASE,
+    rf"""|(\b\w*{_KEY_PATTERN}\w*\s*=\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)"""
+)
+# the password of a URL's user info (postgresql://user:PASSWORD@host/db, redis://:PASSWORD@host)
+_URL_PASSWORD = r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)([^\s/@]+)(?=@)"
+_SECRET_VALUES = (
+    r"(Bearer\s+[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}|\bsk-ant-[A-Za-z0-9_-]{8,})"
 )
 
 
-# the password of a URL's user info (postgresql://user:PASSWORD@host/db, redis://:PASSWORD@host)
-_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)([^\s/@]+)(?=@)")
+@cache
+def _replacers() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The patterns of :func:`redact_text`: compiled by the first text that may hold a
+    secret, not at import (``_SECRET_PAIRS`` alone takes milliseconds to compile, and most
+    runs never meet a secret)."""
+    return (
+        re.compile(_SECRET_PAIRS, re.IGNORECASE),
+        re.compile(_URL_PASSWORD),
+        re.compile(_SECRET_VALUES),
+    )
 
 
 def _pair(match: re.Match[str]) -> str:
@@ -70,9 +79,10 @@ def redact_text(text: str) -> str:
     password of a URL (``postgresql://user:<redacted>@host/db``)."""
     if not may_hold_secrets(text):
         return text
+    pairs, url_password, values = _replacers()
     if "://" in text:
-        text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, text)
-    return _SECRET_PAIRS.sub(_pair, _SECRET_VALUES.sub(REDACTED, text))
+        text = url_password.sub(lambda m: m.group(1) + REDACTED, text)
+    return pairs.sub(_pair, values.sub(REDACTED, text))
 
 
 def may_hold_secrets(text: str) -> bool:
