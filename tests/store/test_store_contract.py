@@ -6,6 +6,7 @@ test against the in-memory, SQLite and PostgreSQL backends.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -17,7 +18,8 @@ from storekit import paused_state
 
 from deskwork import Event, Message, ToolCall
 from deskwork.memory import MemoryStore
-from deskwork.store import RunStore, SessionStore
+from deskwork.store import RunStore, SessionStore, StoreError
+from deskwork.store._blobs import MAX_STORED_CHARS
 from deskwork.utils import new_id, utc_now
 
 # --------------------------------------------------------------------------- run stores
@@ -79,6 +81,52 @@ def test_events_keep_insertion_order_per_run(run_store: RunStore) -> None:
     assert [e.event_id for e in got] == [e.event_id for e in written if e.run_id == "a"]
     assert got[0].payload == written[1].payload and got[0].timestamp == written[1].timestamp
     assert run_store.get_events("nobody") == []
+
+
+def _end_event(run_id: str, payload: dict[str, Any] | None = None) -> Event:
+    return Event(
+        event_id=new_id(),
+        type="run.completed",
+        timestamp=utc_now(),
+        run_id=run_id,
+        source="s",
+        payload=payload or {},
+    )
+
+
+def test_finish_run_stores_the_record_with_its_end_event_after_the_others(
+    run_store: RunStore,
+) -> None:
+    async def run() -> list[Event]:  # events added in a loop wait for the next commit
+        run_store.begin_run("r", None, runner="w")
+        steps = [_event("r", n) for n in range(3)]
+        for event in steps:
+            run_store.add_event(event)
+        end = _end_event("r")
+        run_store.finish_run("r", "completed", "done", {"k": [1]}, None, end)
+        return [*steps, end]
+
+    written = asyncio.run(run())
+    record = run_store.get_run("r")
+    assert record is not None
+    assert (record.status, record.output, record.output_json) == ("completed", "done", {"k": [1]})
+    assert [e.event_id for e in run_store.get_events("r")] == [e.event_id for e in written]
+
+
+def test_finish_run_of_an_unknown_run_stores_no_event(run_store: RunStore) -> None:
+    with pytest.raises(KeyError):
+        run_store.finish_run("missing", "completed", None, None, None, _end_event("missing"))
+    assert run_store.get_events("missing") == []
+
+
+def test_a_refused_end_event_leaves_the_record_running(run_store: RunStore) -> None:
+    run_store.create_run("r", None)
+    huge = {"errors": ["x" * (MAX_STORED_CHARS + 1)]}
+    with pytest.raises(StoreError, match="larger than a run store keeps"):
+        run_store.finish_run("r", "failed", None, None, None, _end_event("r", huge))
+    record = run_store.get_run("r")
+    assert record is not None and record.status == "running"
+    assert run_store.get_events("r") == []
 
 
 def test_list_runs_most_recent_first_with_limit(run_store: RunStore) -> None:

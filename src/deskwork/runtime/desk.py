@@ -9,6 +9,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,12 +17,13 @@ from deskwork._extras import require
 from deskwork._sync import run_sync
 from deskwork.adapters._retry import RetryPolicy
 from deskwork.adapters.base import BaseModelAdapter
-from deskwork.core.event import END_EVENT_BY_STATUS, Event, EventType, new_event
+from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType, new_event
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
+from deskwork.core.types import RunStatus
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.memory.base import MemoryStore
@@ -238,8 +240,13 @@ class Desk:
 
         def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
             event = new_event(run_id, str(event_type), source, payload)
+            end = _run_end.get()
+            if end is not None and end.run_id == run_id and event.type in RUN_END_EVENTS:
+                store.finish_run(run_id, end.status, end.output, end.output_json, end.state, event)
+                end.stored = True
+            else:
+                store.add_event(event)
             events.append(event)
-            store.add_event(event)
             if listener is not None:
                 try:
                     listener(event)
@@ -456,7 +463,7 @@ class Desk:
             report, state = await work
         except asyncio.CancelledError:
             cancelled = _failed(config.run_id, ["run cancelled"])
-            self._store_result(runner, config, cancelled, None, announce_first=True)
+            self._store_result(runner, config, cancelled, None)
             raise
         except Exception as exc:
             error = f"{type(exc).__name__}: {redact_text(str(exc))}"
@@ -481,10 +488,12 @@ class Desk:
     ) -> Report:
         error = f"storing the run's result failed: {type(exc).__name__}: {redact_text(str(exc))}"
         failed = _failed(config.run_id, [*report.errors, error])
+        end = _RunEnd(config.run_id, "failed", None, None, None)
         with contextlib.suppress(Exception):  # best effort: the store may be unusable
-            config.emit(EventType.RUN_FAILED, runner.name, {"errors": failed.errors})
-        with contextlib.suppress(Exception):
-            self.run_store.update_run(config.run_id, "failed", None, None, None)
+            self._store_end(config, runner.name, end, {"errors": failed.errors})
+        if not end.stored:  # at least the record must not stay running
+            with contextlib.suppress(Exception):
+                self.run_store.update_run(config.run_id, "failed", None, None, None)
         self._live_jobs.pop(config.run_id, None)
         self._live_states.pop(config.run_id, None)
         self._live_runners.pop(config.run_id, None)
@@ -492,40 +501,30 @@ class Desk:
         return failed
 
     def _store_result(
-        self,
-        runner: Runner,
-        config: RunConfig,
-        report: Report,
-        state: RunState | None,
-        *,
-        announce_first: bool = False,
+        self, runner: Runner, config: RunConfig, report: Report, state: RunState | None
     ) -> Report:
-        """Store the run's end: its record, then its one end event (a record that cannot be
-        stored fails the run instead, :meth:`_store_failure`, so no run has two end events).
-        ``announce_first``: the event first, for a cancelled run (a durable process that
-        stops refuses the event, and so stores nothing: the run stays for recovery)."""
+        """Store the run's end: its record and its one end event together (a record that
+        cannot be stored fails the run instead, :meth:`_store_failure`, so no run has two end
+        events)."""
         if report.status not in END_EVENT_BY_STATUS:  # a runner must end completed/paused/failed
             report = _failed(
                 config.run_id, [f"runner {runner.name!r} ended with status {report.status!r}"]
             )
             state = None
-        payload = {"errors": report.errors} if report.status == "failed" else {}
-        if announce_first:
-            config.emit(END_EVENT_BY_STATUS[report.status], runner.name, payload)
         stored: RunState | None = None
         if state is not None:
             if state.status != report.status:  # a worker's state has its report's status
                 state = state.model_copy(update={"status": report.status})
             stored = _stored_state(state)
-        self.run_store.update_run(
+        end = _RunEnd(
             config.run_id,
             report.status,
             None if report.content is None else redact_text(report.content),
             redact(to_jsonable(report.data)) if report.data is not None else None,
             stored,
         )
-        if not announce_first:
-            config.emit(END_EVENT_BY_STATUS[report.status], runner.name, payload)
+        payload = {"errors": report.errors} if report.status == "failed" else {}
+        self._store_end(config, runner.name, end, payload)
         if report.status == "paused" and state is not None:
             _remember(self._live_states, config.run_id, state)
             _remember(self._live_runners, config.run_id, runner)
@@ -535,6 +534,24 @@ class Desk:
             self._live_runners.pop(config.run_id, None)
         report.events = list(config.events)
         return report
+
+    def _store_end(
+        self, config: RunConfig, source: str, end: _RunEnd, payload: dict[str, Any]
+    ) -> None:
+        """Emit the run's end event through ``config.emit`` (past whatever guards it: a
+        durable run's fence refuses the end of a run taken over elsewhere, and then nothing
+        of it is stored); the desk's emitter stores ``end`` with it in one
+        :meth:`RunStore.finish_run`. An emitter that stores no event (a recovered run's
+        replay of one stored before) leaves the record to be stored here alone."""
+        token = _run_end.set(end)
+        try:
+            config.emit(END_EVENT_BY_STATUS[end.status], source, payload)
+        finally:
+            _run_end.reset(token)
+        if not end.stored:
+            self.run_store.update_run(
+                end.run_id, end.status, end.output, end.output_json, end.state
+            )
 
     # -- durable runs (Desk(durable=True); docs/durable.md) ------------------------------
 
@@ -710,6 +727,23 @@ _nested_usage: ContextVar[list[dict[str, Any]] | None] = ContextVar(
 )
 _current_run: ContextVar[str | None] = ContextVar("deskwork_current_run", default=None)
 """The run whose runner is executing: a run started inside it records it as its parent."""
+
+
+@dataclass(slots=True)
+class _RunEnd:
+    """A run's end record, on its way to the store with the run's end event."""
+
+    run_id: str
+    status: RunStatus
+    output: str | None
+    output_json: Any | None
+    state: RunState | None
+    stored: bool = False
+    """Set by the desk's emitter once it stored the record with the end event."""
+
+
+_run_end: ContextVar[_RunEnd | None] = ContextVar("deskwork_run_end", default=None)
+"""The end record of the run whose end event is being emitted (``Desk._store_end``)."""
 
 
 def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dict[str, Any]:

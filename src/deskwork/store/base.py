@@ -56,6 +56,25 @@ class RunStore(ABC):
     ) -> None:
         """Store the run's status, output and (for resumable runs) its state."""
 
+    def finish_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+        end_event: Event,
+    ) -> None:
+        """Store the run's end: its record (as :meth:`update_run`) and its end event
+        (``run.completed``, ``run.failed`` or ``run.paused``) together; the desk calls this.
+
+        The built-in stores write both in one transaction, so no reader and no crash sees a
+        run ended without its end event, or the event without the record. This default (for
+        custom stores) calls :meth:`update_run`, then :meth:`add_event`.
+        """
+        self.update_run(run_id, status, output, output_json, state)
+        self.add_event(end_event)
+
     @abstractmethod
     def get_run(self, run_id: str) -> RunRecord | None:
         """The run, or ``None``."""

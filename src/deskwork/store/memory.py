@@ -37,6 +37,14 @@ def _event_json(
     return head[:-1] + b',"payload":' + payload + b"}"
 
 
+def _stored_event(event: Event) -> _StoredEvent:
+    """``event`` as kept: its payload as JSON text (checked against the size limit)."""
+    payload = to_json(event.payload, inf_nan_mode="null")  # as Event.model_dump_json
+    if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
+        check_sizes(event.payload)
+    return (event.event_id, event.type, event.timestamp, event.run_id, event.source, payload)
+
+
 def _check_sizes(value: Any) -> None:
     """``check_sizes(value)``, without walking a value whose JSON is short (JSON text is
     never shorter than a string in it)."""
@@ -150,11 +158,22 @@ class InMemoryRunStore(RunStore):
         with self._lock:
             return self._runs.get(run_id)
 
+    def finish_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+        end_event: Event,
+    ) -> None:
+        stored = _stored_event(end_event)  # a refused event leaves the record as it was
+        with self._lock:  # a reader sees both or neither
+            self.update_run(run_id, status, output, output_json, state)
+            self._events.setdefault(run_id, []).append(stored)
+
     def add_event(self, event: Event) -> None:
-        payload = to_json(event.payload, inf_nan_mode="null")  # as Event.model_dump_json
-        if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
-            check_sizes(event.payload)
-        stored = (event.event_id, event.type, event.timestamp, event.run_id, event.source, payload)
+        stored = _stored_event(event)
         with self._lock:
             self._events.setdefault(event.run_id, []).append(stored)
 

@@ -9,9 +9,10 @@ once).
 Events (and the record of a starting run, ``begin_run``) are committed in batches, like the
 SQLite store's: one added from a running event loop is committed by the store's writer
 thread at once, together with the others added meanwhile, so the loop never waits on a
-commit. One added outside a loop, or a run's end event (``run.completed``, ``run.failed``,
-``run.paused``: the desk stores the run's record first, and its caller may go on or be
-killed at once), is committed before the call returns. :meth:`flush` (the worker calls it
+commit. One added outside a loop, a run's end event (``run.completed``, ``run.failed``,
+``run.paused``: its caller may go on or be killed at once), and a run's end stored by
+``finish_run`` (its record and end event in one transaction) are committed before the call
+returns. :meth:`flush` (the worker calls it
 before every tool call), every read and every other write first wait for the pending ones
 to be committed, in order (a background commit that failed is tried again then, and raises
 if it fails again). So a reader sees a step's events; a tool runs only once the turn before
@@ -291,15 +292,15 @@ class PostgresRunStore(_PostgresStore, RunStore):
         super().__init__(url)
 
     @contextmanager
-    def _write(self) -> Iterator[psycopg.Connection[Any]]:
+    def _write(self, *, atomic: bool = False) -> Iterator[psycopg.Connection[Any]]:
         """A connection that has first inserted the pending writes, in one transaction with
-        the caller's statements (autocommit when nothing is pending)."""
+        the caller's statements (autocommit when nothing is pending, unless ``atomic``)."""
         with self._commit_lock:
             with self._pending_lock:
                 rows, blobs = self._pending, self._pending_blobs
                 self._pending, self._pending_blobs = [], {}
             try:
-                with self._db.transaction() if rows else self._db.connection() as conn:
+                with self._db.transaction() if rows or atomic else self._db.connection() as conn:
                     if rows:
                         self._put_blobs(conn, blobs)  # before the rows that refer to them
                         _execute_in_order(conn, rows)
@@ -457,20 +458,32 @@ class PostgresRunStore(_PostgresStore, RunStore):
         state: RunState | None,
     ) -> None:
         blobs: dict[str, str] = {}
-        values = (
-            check_text(output),
-            pack_json(to_jsonable(output_json), blobs),
-            pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
-        )
+        update = _update_run(run_id, status, output, output_json, state, blobs)
         with self._write() as conn:
             self._put_blobs(conn, blobs)
-            cursor = conn.execute(
-                "UPDATE deskwork_runs SET status=%s, output=%s, output_json=%s, state=%s,"
-                " updated_at=%s WHERE run_id=%s",
-                (status, *values, utc_now(), run_id),
-            )
+            cursor = conn.execute(*update)
         if cursor.rowcount == 0:
             raise KeyError(f"unknown run {run_id!r}")
+
+    def finish_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+        end_event: Event,
+    ) -> None:
+        """Store the record and the end event in one transaction, with the pending events
+        before them."""
+        blobs: dict[str, str] = {}
+        update = _update_run(run_id, status, output, output_json, state, blobs)
+        event = _event_row(end_event, blobs)
+        with self._write(atomic=True) as conn:
+            self._put_blobs(conn, blobs)
+            if conn.execute(*update).rowcount == 0:  # rolled back: nothing of it stored
+                raise KeyError(f"unknown run {run_id!r}")
+            conn.execute(_INSERT_EVENT, event)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
@@ -512,15 +525,9 @@ class PostgresRunStore(_PostgresStore, RunStore):
         """Store ``event``: committed now outside an event loop or when it ends a run, else
         by the writer thread at once (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
-        row = (
-            event.event_id,
-            event.run_id,
-            str(event.type),
-            event.timestamp,
-            event.source,
-            pack_json(event.payload, blobs),
+        self._add(
+            (_INSERT_EVENT, _event_row(event, blobs)), blobs, now=event.type in RUN_END_EVENTS
         )
-        self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._read() as conn:
@@ -676,6 +683,39 @@ def _filters(
             clauses.append(clause)
             params.append(value)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _update_run(
+    run_id: str,
+    status: RunStatus,
+    output: str | None,
+    output_json: Any | None,
+    state: RunState | None,
+    blobs: dict[str, str],
+) -> _Write:
+    """The statement that stores a run's status, output and state (large values in ``blobs``)."""
+    values = (
+        check_text(output),
+        pack_json(to_jsonable(output_json), blobs),
+        pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
+    )
+    return (
+        "UPDATE deskwork_runs SET status=%s, output=%s, output_json=%s, state=%s,"
+        " updated_at=%s WHERE run_id=%s",
+        (status, *values, utc_now(), run_id),
+    )
+
+
+def _event_row(event: Event, blobs: dict[str, str]) -> tuple[Any, ...]:
+    """The parameters of ``_INSERT_EVENT`` for ``event`` (a large payload in ``blobs``)."""
+    return (
+        event.event_id,
+        event.run_id,
+        str(event.type),
+        event.timestamp,
+        event.source,
+        pack_json(event.payload, blobs),
+    )
 
 
 def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:

@@ -6,10 +6,11 @@ run, ``begin_run``) are committed in batches, one transaction per step: one adde
 running event loop is committed when that loop next gets control (when the run awaits a
 model, a tool or anything else that waits), together with the others added meanwhile; one
 added outside a loop is committed before the call returns. Every other write commits the
-pending ones in its own transaction, and every read commits them first; a run's end event
-(``run.completed``, ``run.failed``, ``run.paused``) is committed before ``add_event``
-returns. So a reader sees a step's events before the run waits on its next step, and a
-crash (``kill -9``) after a step, or after ``run``/``arun`` returned, loses nothing of it.
+pending ones in its own transaction, and every read commits them first; a run's end
+(``finish_run``: its record and its end event, one transaction) and an end event added
+alone are committed before the call returns. So a reader sees a step's events before the
+run waits on its next step, and a crash (``kill -9``) after a step, or after
+``run``/``arun`` returned, loses nothing of it.
 WAL mode with ``synchronous=NORMAL`` keeps each commit cheap (no fsync but at checkpoints).
 """
 
@@ -85,9 +86,6 @@ _INSERT_RUN = (
     "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (?, 'running', ?, ?, ?, ?, ?)"
 )
-# a run's end event is committed before add_event returns: the desk stores the run's record
-# first, then this event, and its caller may go on (or be killed) without the loop getting
-# control again
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
@@ -233,20 +231,32 @@ class SQLiteRunStore(RunStore):
         state: RunState | None,
     ) -> None:
         blobs: dict[str, str] = {}
-        values = (
-            check_text(output),
-            pack_jsonable(output_json, blobs),
-            pack_model(state, blobs),
-        )
+        update = _update_run(run_id, status, output, output_json, state, blobs)
         with self._write() as conn:
             self._put_blobs(conn, blobs)
-            cursor = conn.execute(
-                "UPDATE runs SET status=?, output=?, output_json=?, state=?, updated_at=?"
-                " WHERE run_id=?",
-                (status, *values, utc_now().isoformat(), run_id),
-            )
+            cursor = conn.execute(*update)
         if cursor.rowcount == 0:
             raise KeyError(f"unknown run {run_id!r}")
+
+    def finish_run(
+        self,
+        run_id: str,
+        status: RunStatus,
+        output: str | None,
+        output_json: Any | None,
+        state: RunState | None,
+        end_event: Event,
+    ) -> None:
+        """Store the record and the end event in one transaction, with the pending events
+        before them."""
+        blobs: dict[str, str] = {}
+        update = _update_run(run_id, status, output, output_json, state, blobs)
+        event = _event_row(end_event, blobs)
+        with self._write() as conn:
+            self._put_blobs(conn, blobs)
+            if conn.execute(*update).rowcount == 0:  # rolled back: nothing of it stored
+                raise KeyError(f"unknown run {run_id!r}")
+            conn.execute(_INSERT_EVENT, event)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
@@ -298,14 +308,7 @@ class SQLiteRunStore(RunStore):
         """Store ``event``: committed now outside an event loop or when it ends a run, else
         when the loop next gets control (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
-        row = (
-            event.event_id,
-            event.run_id,
-            str(event.type),
-            event.timestamp.isoformat(),
-            event.source,
-            pack_json(event.payload, blobs),
-        )
+        row = _event_row(event, blobs)
         self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
 
     def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
@@ -388,6 +391,34 @@ class SQLiteRunStore(RunStore):
                 self.flush()
         finally:
             self._db.close()
+
+
+def _update_run(
+    run_id: str,
+    status: RunStatus,
+    output: str | None,
+    output_json: Any | None,
+    state: RunState | None,
+    blobs: dict[str, str],
+) -> _Write:
+    """The statement that stores a run's status, output and state (large values in ``blobs``)."""
+    values = (check_text(output), pack_jsonable(output_json, blobs), pack_model(state, blobs))
+    return (
+        "UPDATE runs SET status=?, output=?, output_json=?, state=?, updated_at=? WHERE run_id=?",
+        (status, *values, utc_now().isoformat(), run_id),
+    )
+
+
+def _event_row(event: Event, blobs: dict[str, str]) -> tuple[Any, ...]:
+    """The parameters of ``_INSERT_EVENT`` for ``event`` (a large payload in ``blobs``)."""
+    return (
+        event.event_id,
+        event.run_id,
+        str(event.type),
+        event.timestamp.isoformat(),
+        event.source,
+        pack_json(event.payload, blobs),
+    )
 
 
 def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
