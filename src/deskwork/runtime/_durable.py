@@ -42,6 +42,7 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
+from deskwork.runtime._dbos_prepared import prepare_step_statements
 from deskwork.runtime._dbos_queue import skip_empty_claims
 from deskwork.runtime._dbos_sqlite import claim_under_write_lock
 from deskwork.runtime._durable_fanout import member_of, parent_link
@@ -499,6 +500,7 @@ class _Engine:
             self.lock.hold(self.executor_id)
             _wal(_system_url(url))
             claim_under_write_lock()  # queue limits hold on SQLite too (_dbos_sqlite)
+            prepare_step_statements()  # a step's checkpoint SQL built once (_dbos_prepared)
             skip_empty_claims()  # an idle poll is one read, not a claim (_dbos_queue)
             DBOS(config=config)
             _fast_internal_queue()

@@ -1,0 +1,215 @@
+"""DBOS's step checkpoint statements, built once per system database instead of per step.
+
+Every DBOS step reads the workflow's status and the step's recorded output
+(``_check_operation_execution_txn``) before it runs, and after it runs checks that this
+execution still owns the workflow (``_check_owner_txn``) and inserts the step's output
+(``_record_operation_result_txn``). DBOS (3.4.0) builds each of these SQLAlchemy statements
+from scratch on every call, with the workflow id and step number as literals: the clause
+construction and the cache key SQLAlchemy derives from it were the largest share of a
+durable run's CPU (more than the queries themselves; its prepared-statement cache covers
+only the workflow-level writes, and only on PostgreSQL).
+
+:func:`prepare_step_statements` replaces the three private methods of DBOS's
+``SystemDatabase`` with versions that build their statements once per system database,
+with bind parameters for the per-call values, so SQLAlchemy finds the compiled SQL in its
+cache at once. The SQL sent, the checks and the errors raised are DBOS's own. A system
+database that adds shard-key predicates or columns (a sharded subclass) overrides the key
+helpers; it keeps DBOS's methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+
+__all__ = ["prepare_step_statements"]
+
+_KEY_HELPERS = ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict")
+"""``SystemDatabase`` methods a sharded subclass overrides (then DBOS's statements stay)."""
+
+
+def prepare_step_statements() -> None:
+    """Patch DBOS's step checkpoint methods to reuse their statements (idempotent)."""
+    try:
+        from dbos._sys_db import SystemDatabase
+    except ImportError:  # pragma: no cover - another DBOS version
+        return
+    if getattr(SystemDatabase._check_operation_execution_txn, "deskwork", False):
+        return
+    originals = {
+        name: getattr(SystemDatabase, name)
+        for name in (
+            "_check_operation_execution_txn",
+            "_check_owner_txn",
+            "_record_operation_result_txn",
+        )
+    }
+    patched: dict[str, Callable[..., Any]] = {
+        "_check_operation_execution_txn": _check_operation_execution_txn,
+        "_check_owner_txn": _check_owner_txn,
+        "_record_operation_result_txn": _record_operation_result_txn,
+    }
+    for name, fast in patched.items():
+        setattr(SystemDatabase, name, _unless_sharded(SystemDatabase, fast, originals[name]))
+
+
+_unsharded: dict[type, bool] = {}
+"""Whether a system database class keeps DBOS's key helpers (its statements can be reused)."""
+
+
+def _unless_sharded(base: type, fast: Callable[..., Any], original: Callable[..., Any]) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        cls = type(self)
+        plain = _unsharded.get(cls)
+        if plain is None:
+            plain = all(getattr(cls, name) is getattr(base, name) for name in _KEY_HELPERS)
+            _unsharded[cls] = plain
+        return (fast if plain else original)(self, *args, **kwargs)
+
+    method.deskwork = True  # type: ignore[attr-defined]
+    method.__wrapped__ = original  # type: ignore[attr-defined]
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
+
+
+def _statements(sys_db: Any) -> dict[str, Any]:
+    """This system database's statements, built on first use."""
+    built: dict[str, Any] | None = sys_db.__dict__.get("_deskwork_statements")
+    if built is not None:
+        return built
+    ws, oo = sys_db.tables.workflow_status, sys_db.tables.operation_outputs
+    wf: Any = sa.bindparam("deskwork_wf")
+    owner: Any
+    if sys_db._is_sqlite:
+        # A write, so pysqlite opens BEGIN IMMEDIATE here; a SELECT would run in autocommit.
+        owner = (
+            sa.update(ws)
+            .where(ws.c.workflow_uuid == wf)
+            .values(owner_xid=ws.c.owner_xid)
+            .returning(ws.c.owner_xid)
+        )
+    else:  # FOR NO KEY UPDATE
+        owner = sa.select(ws.c.owner_xid).where(ws.c.workflow_uuid == wf)
+        owner = owner.with_for_update(key_share=True)
+    columns = (
+        "workflow_uuid",
+        "function_id",
+        "function_name",
+        "started_at_epoch_ms",
+        "completed_at_epoch_ms",
+        "output",
+        "error",
+        "child_workflow_id",
+        "serialization",
+        "application_name",
+    )
+    record = (
+        sys_db.dialect.insert(oo)
+        .values(
+            **{name: sa.bindparam(f"deskwork_{name}", type_=oo.c[name].type) for name in columns},
+            retention_timestamp=sys_db._now_ms_sql(),
+        )
+        .on_conflict_do_update(
+            index_elements=sys_db._key_conflict("workflow_uuid", "function_id"),
+            set_={"completed_at_epoch_ms": oo.c.completed_at_epoch_ms},
+        )
+        .returning(oo.c.completed_at_epoch_ms)
+    )
+    built = {
+        "status": sa.select(ws.c.status).where(ws.c.workflow_uuid == wf),
+        "output": sa.select(
+            oo.c.output, oo.c.error, oo.c.function_name, oo.c.child_workflow_id, oo.c.serialization
+        ).where(oo.c.workflow_uuid == wf, oo.c.function_id == sa.bindparam("deskwork_fid")),
+        "owner": owner,
+        "record": record,
+        "columns": columns,
+    }
+    sys_db.__dict__["_deskwork_statements"] = built
+    return built
+
+
+def _check_operation_execution_txn(
+    self: Any, workflow_id: str, function_id: int, function_name: str, conn: Any
+) -> Any:
+    from dbos._error import (
+        DBOSUnexpectedStepError,
+        DBOSWorkflowCancelledError,
+    )
+    from dbos._sys_db import WorkflowStatusString
+
+    self._reject_shard_key(workflow_id, None)
+    statements = _statements(self)
+    status_rows = conn.execute(statements["status"], {"deskwork_wf": workflow_id}).all()
+    output_rows = conn.execute(
+        statements["output"], {"deskwork_wf": workflow_id, "deskwork_fid": function_id}
+    ).all()
+    assert len(status_rows) > 0, f"Error: Workflow {workflow_id} does not exist"
+    if status_rows[0][0] == WorkflowStatusString.CANCELLED.value:
+        raise DBOSWorkflowCancelledError(f"Workflow {workflow_id} is cancelled. Aborting function.")
+    if not output_rows:
+        return None
+    output, error, recorded_name, child_workflow_id, serialization = output_rows[0][:5]
+    if function_name != recorded_name:
+        raise DBOSUnexpectedStepError(
+            workflow_id=workflow_id,
+            step_id=function_id,
+            expected_name=function_name,
+            recorded_name=recorded_name,
+        )
+    return {
+        "output": output,
+        "error": error,
+        "serialization": serialization,
+        "child_workflow_id": child_workflow_id,
+        "child_shard_key": None,
+    }
+
+
+def _check_owner_txn(self: Any, conn: Any, workflow_id: str, owner_xid: str) -> None:
+    from dbos._error import DBOSWorkflowConflictIDError
+
+    self._reject_shard_key(workflow_id, None)
+    current = conn.execute(_statements(self)["owner"], {"deskwork_wf": workflow_id}).scalar()
+    if current != owner_xid:
+        raise DBOSWorkflowConflictIDError(workflow_id)
+
+
+def _record_operation_result_txn(
+    self: Any,
+    result: Any,
+    completed_at_epoch_ms: int,
+    conn: Any,
+    *,
+    owner_xid: str | None = None,
+    child_values: dict[str, Any] | None = None,
+) -> None:
+    from dbos._context import current_owner_xid
+    from dbos._error import DBOSStepNondeterminismError
+    from sqlalchemy.exc import DBAPIError
+
+    assert result["error"] is None or result["output"] is None, (
+        "Only one of error or output can be set"
+    )
+    workflow_id = result["workflow_uuid"]
+    if owner_xid is None:
+        owner_xid = current_owner_xid(workflow_id)
+    if owner_xid is not None:
+        self._check_owner_txn(conn, workflow_id, owner_xid)
+    self._reject_shard_key(workflow_id, None)
+    statements = _statements(self)
+    values = {**result, "completed_at_epoch_ms": completed_at_epoch_ms}
+    values["application_name"] = self.app_name
+    params = {f"deskwork_{name}": values[name] for name in statements["columns"]}
+    try:
+        rows = conn.execute(statements["record"], params).fetchall()
+    except DBAPIError as dbapi_error:
+        if self._is_unique_constraint_violation(dbapi_error):
+            raise DBOSStepNondeterminismError(workflow_id, result["function_id"]) from None
+        raise
+    if rows:
+        existing = rows[0][0]
+        if existing is None or int(existing) != completed_at_epoch_ms:
+            raise DBOSStepNondeterminismError(workflow_id, result["function_id"])

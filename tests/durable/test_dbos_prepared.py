@@ -1,0 +1,166 @@
+"""DBOS's step checkpoint methods with statements built once (``_dbos_prepared``): the same
+answers and errors as DBOS's own, on SQLite and PostgreSQL, and a loud failure when DBOS
+changes the shape the patch relies on."""
+
+from __future__ import annotations
+
+import inspect
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbos import DBOS
+from dbos._context import SetWorkflowID
+from dbos._error import (
+    DBOSStepNondeterminismError,
+    DBOSUnexpectedStepError,
+    DBOSWorkflowCancelledError,
+    DBOSWorkflowConflictIDError,
+)
+from dbos._sys_db import SystemDatabase
+
+from deskwork import Desk
+from deskwork.runtime._dbos_prepared import prepare_step_statements
+from deskwork.runtime._durable import _dbos, engine_for
+from deskwork.testing import ScriptedAdapter, reply
+
+METHODS = {
+    "_check_operation_execution_txn": [
+        "self",
+        "workflow_id",
+        "function_id",
+        "function_name",
+        "conn",
+    ],
+    "_check_owner_txn": ["self", "conn", "workflow_id", "owner_xid"],
+    "_record_operation_result_txn": [
+        "self",
+        "result",
+        "completed_at_epoch_ms",
+        "conn",
+        "owner_xid",
+        "child_values",
+    ],
+}
+
+
+@DBOS.workflow(name="deskwork.test.prepared")
+def _idle() -> str:
+    return "done"
+
+
+def test_dbos_keeps_the_shape_the_patch_relies_on() -> None:
+    prepare_step_statements()
+    for name, parameters in METHODS.items():
+        patched = getattr(SystemDatabase, name)
+        assert getattr(patched, "deskwork", False), f"{name} is not patched"
+        assert list(inspect.signature(patched.__wrapped__).parameters) == parameters, name
+    for helper in ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict"):
+        assert callable(getattr(SystemDatabase, helper)), helper
+    assert callable(SystemDatabase._reject_shard_key) and callable(SystemDatabase._now_ms_sql)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """DBOS's system database of a durable desk, with one finished workflow in it."""
+    url = (
+        f"sqlite:///{tmp_path / 'deskwork.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_database")
+    )
+    desk = Desk(model="m", adapter=ScriptedAdapter([reply("x")]), database_url=url, durable=True)
+    try:
+        engine_for(desk)  # DBOS launched on the desk's database
+        yield _dbos()._sys_db
+    finally:
+        desk.close()
+
+
+def _workflow() -> str:
+    workflow_id = f"prepared-{uuid.uuid4().hex[:8]}"
+    with SetWorkflowID(workflow_id):
+        assert _idle() == "done"
+    return workflow_id
+
+
+def _both(sys_db: Any, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    """What the patched method and DBOS's own answer (or raise) for the same call."""
+    answers: list[Any] = []
+    for method in (getattr(SystemDatabase, name), getattr(SystemDatabase, name).__wrapped__):
+        with sys_db.engine.begin() as conn:
+            try:
+                answers.append(
+                    method(sys_db, *args, conn, **kwargs)
+                    if name != "_check_owner_txn"
+                    else method(sys_db, conn, *args, **kwargs)
+                )
+            except BaseException as exc:  # some DBOS errors are BaseExceptions
+                answers.append(type(exc))
+    return answers
+
+
+def _step(workflow_id: str, function_id: int, output: str) -> dict[str, Any]:
+    return {
+        "workflow_uuid": workflow_id,
+        "function_id": function_id,
+        "function_name": "deskwork.test.step",
+        "output": output,
+        "error": None,
+        "serialization": "py_pickle",
+        "started_at_epoch_ms": int(time.time() * 1000),
+        "child_workflow_id": None,
+    }
+
+
+def test_a_recorded_step_reads_back_as_dbos_reads_it(sys_db: Any) -> None:
+    workflow_id = _workflow()
+    with sys_db.engine.begin() as conn:
+        SystemDatabase._record_operation_result_txn(
+            sys_db, _step(workflow_id, 7, "out"), 1234, conn, owner_xid=None
+        )
+    fast, own = _both(
+        sys_db, "_check_operation_execution_txn", workflow_id, 7, "deskwork.test.step"
+    )
+    assert fast == own and fast["output"] == "out" and fast["serialization"] == "py_pickle"
+    assert _both(sys_db, "_check_operation_execution_txn", workflow_id, 8, "x") == [None, None]
+    renamed = _both(sys_db, "_check_operation_execution_txn", workflow_id, 7, "another")
+    assert renamed == [DBOSUnexpectedStepError] * 2
+    # recorded again at another time: DBOS's nondeterminism error, from either
+    again = _both(sys_db, "_record_operation_result_txn", _step(workflow_id, 7, "o"), 99)
+    assert again == [DBOSStepNondeterminismError] * 2
+    with sys_db.engine.begin() as conn:
+        rows = (
+            conn.execute(
+                sys_db.tables.operation_outputs.select().where(
+                    sys_db.tables.operation_outputs.c.workflow_uuid == workflow_id
+                )
+            )
+            .mappings()
+            .all()
+        )
+    assert [(r["function_id"], r["output"], r["completed_at_epoch_ms"]) for r in rows] == [
+        (7, "out", 1234)
+    ]
+    assert rows[0]["retention_timestamp"] is not None and rows[0]["application_name"]
+
+
+def test_ownership_and_cancellation_are_checked_as_dbos_checks_them(sys_db: Any) -> None:
+    workflow_id = _workflow()
+    owner = sys_db.get_workflow_owner(workflow_id)
+    assert _both(sys_db, "_check_owner_txn", workflow_id, owner) == [None, None]
+    stolen = _both(sys_db, "_check_owner_txn", workflow_id, "someone-else")
+    assert stolen == [DBOSWorkflowConflictIDError] * 2
+    recorded = _both(
+        sys_db, "_record_operation_result_txn", _step(workflow_id, 3, "o"), 5, owner_xid="other"
+    )
+    assert recorded == [DBOSWorkflowConflictIDError] * 2
+    status = sys_db.tables.workflow_status
+    with sys_db.engine.begin() as conn:  # as a cancel leaves a running workflow
+        conn.execute(
+            status.update().where(status.c.workflow_uuid == workflow_id).values(status="CANCELLED")
+        )
+    cancelled = _both(sys_db, "_check_operation_execution_txn", workflow_id, 1, "x")
+    assert cancelled == [DBOSWorkflowCancelledError] * 2
