@@ -35,10 +35,11 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from deskwork.architecture._board import Blackboard, BlackboardEntry
 from deskwork.collaboration import Blackboard as SharedBoard
+from deskwork.core._model import DeskworkModel
 from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.message import Message
@@ -117,7 +118,7 @@ _PHASES: dict[str, Phase] = {"coordinator": "coordinator", "agent": "agent", "de
 Outcome = tuple[Report, RunState]
 
 
-class CoordinatorDecision(BaseModel):
+class CoordinatorDecision(DeskworkModel):
     """What the coordinator returns each round."""
 
     terminate: bool = False

@@ -30,6 +30,7 @@ from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from deskwork.core._model import DeskworkModel
 from deskwork.utils import utc_now
 
 __all__ = ["Blackboard", "BlackboardCallback", "BlackboardEntry", "copy_json", "to_json_value"]
@@ -76,7 +77,7 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-class BlackboardEntry(BaseModel):
+class BlackboardEntry(DeskworkModel):
     """One key on the board, with who wrote it and when.
 
     Entries handed out by the board are snapshots: they are frozen and their ``value`` is a copy,

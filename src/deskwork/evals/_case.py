@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.job import Job
@@ -44,7 +44,7 @@ class EvalCase(DeskworkModel):
         return self.input if isinstance(self.input, Job) else Job(input=self.input)
 
 
-class Score(BaseModel):
+class Score(DeskworkModel):
     """One scorer's verdict on one case: ``value`` in [0, 1] and whether it passes."""
 
     name: str
@@ -53,7 +53,7 @@ class Score(BaseModel):
     reason: str | None = None
 
 
-class CaseResult(BaseModel):
+class CaseResult(DeskworkModel):
     """What one case produced. ``run_id`` opens the stored run (``deskwork runs show``)."""
 
     name: str
@@ -70,7 +70,7 @@ class CaseResult(BaseModel):
     duration_s: float = 0.0
 
 
-class EvalResult(BaseModel):
+class EvalResult(DeskworkModel):
     """All case results, in case order, and their aggregate."""
 
     cases: list[CaseResult]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, output_of
@@ -27,7 +28,7 @@ _INSTRUCTIONS = (
 )
 
 
-class JudgeVerdict(BaseModel):
+class JudgeVerdict(DeskworkModel):
     """The judge's structured answer."""
 
     score: float = Field(ge=0.0, le=1.0)

@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from deskwork.core._model import DeskworkModel
 from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.tool_call import ToolResult
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["SpawnSubworkerInput", "create_subworker_tool", "create_swarm_tool"]
 
 
-class SpawnSubworkerInput(BaseModel):
+class SpawnSubworkerInput(DeskworkModel):
     """Arguments of ``spawn_subworker`` / ``spawn_agent``."""
 
     model_config = ConfigDict(extra="forbid")
