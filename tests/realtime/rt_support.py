@@ -44,6 +44,7 @@ class ScriptAgent(BaseAgent):
         *,
         response: Responder = None,
         delay: float = 0.0,
+        gate: asyncio.Barrier | None = None,
         error: BaseException | None = None,
         priority: int = 0,
         cooldown: float = 0.0,
@@ -62,11 +63,14 @@ class ScriptAgent(BaseAgent):
         )
         self.response = response
         self.delay = delay
+        self.gate = gate  # awaited first: agents sharing one prove they run at once
         self.error = error
         self.calls: list[AgentContext] = []
 
     async def evaluate(self, context: AgentContext) -> AgentResponse | None:
         self.calls.append(context)
+        if self.gate is not None:
+            await self.gate.wait()
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.error is not None:
