@@ -29,6 +29,7 @@ def test_the_scan_agrees_with_a_plain_word_search_on_generated_texts() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
         expected = _holds_word(text)
         assert (_SECRET_KEY_WORD.search(text.lower()) is not None) == expected, text
+        assert may_hold_secrets(text) == expected, text
         found += expected
     assert 0 < found < 20_000  # both outcomes were exercised
 

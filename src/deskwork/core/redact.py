@@ -92,7 +92,18 @@ def may_hold_secrets(text: str) -> bool:
     """
     if "sk-" in text or "Bearer" in text or ("://" in text and "@" in text):
         return True
-    return _SECRET_KEY_WORD.search(text.lower()) is not None
+    lowered = text.lower()
+    # every key word starts with one of five heads: five substring scans settle the common
+    # case (a run's state as JSON holds none) at a third of the regex's cost
+    if (
+        "api" not in lowered
+        and "auth" not in lowered
+        and "access" not in lowered
+        and "secret" not in lowered
+        and "passw" not in lowered
+    ):
+        return False
+    return _SECRET_KEY_WORD.search(lowered) is not None
 
 
 def redact_model(model: M) -> M:
