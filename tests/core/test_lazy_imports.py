@@ -50,11 +50,13 @@ def _run(code: str, *args: str) -> Any:
 
 def test_import_deskwork_loads_the_package_alone() -> None:
     loaded = _run(
-        "import json, sys, deskwork\n"
+        "import json, sys\n"
+        "had_typing = 'typing' in sys.modules\n"  # a site hook may have loaded it
+        "import deskwork\n"
         "names = sorted(m for m in sys.modules if m.startswith(('deskwork', 'pydantic')))\n"
-        "print(json.dumps(names))"
+        "print(json.dumps([names, had_typing or 'typing' not in sys.modules]))"
     )
-    assert loaded == ["deskwork", "deskwork._lazy"]
+    assert loaded == [["deskwork", "deskwork._lazy"], True]
 
 
 def test_a_name_loads_its_module_on_first_use_and_dir_lists_every_name() -> None:
@@ -114,6 +116,24 @@ report = Desk(model="m", adapter=Hello(), storage_dir=sys.argv[1]).run(
 )
 print(json.dumps([before, report.status, report.content, "asyncio" in sys.modules]))
 """
+
+
+def test_importing_the_other_runners_builds_no_model_schema() -> None:
+    # a schema build (and Pydantic's plugin discovery, which reads every installed package's
+    # metadata) waits for the first validation; importing a feature must not pay for it
+    built = _run(
+        "import json, sys\n"
+        "from pydantic import BaseModel\n"
+        "from deskwork import Desk, Job, Worker, Workforce\n"
+        "import deskwork.architecture, deskwork.evals, deskwork.tools.subworkers\n"
+        "def subclasses(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from subclasses(sub)\n"
+        "names = sorted(c.__name__ for c in subclasses(BaseModel) if c.__pydantic_complete__)\n"
+        "print(json.dumps([names, 'pydantic.plugin._loader' in sys.modules]))"
+    )
+    assert built == [[], False]
 
 
 def test_a_plain_run_loads_asyncio_itself(tmp_path: Path) -> None:
