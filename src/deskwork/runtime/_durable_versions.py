@@ -97,6 +97,13 @@ def _app_file(obj: Any) -> str | None:
     path = getattr(module, "__file__", None)
     if not path or not path.endswith(".py"):
         return None
+    return _app_path(path)
+
+
+@lru_cache(maxsize=4096)
+def _app_path(path: str) -> str | None:
+    """``path`` resolved, unless it is a library's (resolved once: a run's digest walks
+    hundreds of functions and classes, and resolving each path is a system call per part)."""
     resolved = str(Path(path).resolve())
     return None if resolved.startswith(_library_roots()) else resolved
 
