@@ -6,22 +6,31 @@ event at least once: the stored ones, then the live ones (duplicates are dropped
 
 Fan-out is the hot path of a run followed by many clients, so an event is serialized once
 for all of them (:class:`Outgoing`), handed over with one call when it comes from another
-thread, and each waiting stream is woken by resolving one future (no task and no timer
-per wait: one timer, the hub's tick, wakes the idle streams to poll the store).
+thread, and delivered to every stream in one loop: a waiting stream that can write without
+awaiting (its ``take_now``, see :meth:`Subscription.wait`) writes the event right there,
+the others are woken by resolving one future (no task and no timer per wait: one timer, the
+hub's tick, wakes the idle streams to poll the store).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections import defaultdict, deque
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from deskwork.core.event import Event
 from deskwork.event_bus import EventBus
 
-__all__ = ["EventHub", "Outgoing", "Subscription"]
+__all__ = ["EventHub", "Outgoing", "Subscription", "TakeNow"]
+
+_log = logging.getLogger("deskwork.serve")
+
+TakeNow = Callable[["Outgoing"], bool]
+"""Handles an event at once, on the hub's call (``False``: it could not, nothing done)."""
 
 _current_run: ContextVar[str | None] = ContextVar("deskwork_serve_current_run", default=None)
 
@@ -79,22 +88,36 @@ class Subscription:
         self.run_id = run_id
         self._ready: deque[Outgoing] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._take_now: TakeNow | None = None
         self._fed = False
         self.closed = False
         """Whether the stream's client went away (or the stream ended)."""
 
     def put(self, item: Outgoing) -> None:
-        """Queue ``item``; wakes the stream if it waits (call on the server's loop)."""
-        self._ready.append(item)
+        """Hand ``item`` to the waiting stream's ``take_now``, else queue it and wake the
+        stream if it waits (call on the server's loop)."""
         self._fed = True
+        take_now = self._take_now
+        if take_now is not None:
+            try:
+                if take_now(item):
+                    return
+            except Exception:  # the stream's state is unknown: end it (clients resume)
+                _log.exception("event stream failed to write an event; closing it")
+                self.close()
+                return
+            self._take_now = None  # from here on, in order: through the queue
+        self._ready.append(item)
         self.wake()
 
-    def idle_tick(self) -> None:
-        """The hub's tick: wake the stream if no event came since the last tick."""
+    def idle_tick(self) -> bool:
+        """The hub's tick: wake the stream if no event came since the last tick; whether
+        it still waits (it needs the next tick)."""
         if self._fed:
             self._fed = False
-        else:
-            self.wake()
+            return self._waiter is not None
+        self.wake()
+        return False
 
     def wake(self) -> None:
         """End the stream's :meth:`wait` (if it waits)."""
@@ -113,17 +136,23 @@ class Subscription:
         self._ready.clear()
         return ready
 
-    async def wait(self) -> bool:
+    async def wait(self, take_now: TakeNow | None = None) -> bool:
         """Wait until an event is waiting (``True``), a tick of the hub finds the stream
         idle or the subscription closes (``False``; a tick: between one and two ticks
-        without events)."""
+        without events).
+
+        While it waits, each event goes to ``take_now`` first, in the hub's delivery: what
+        it handles is not queued and does not wake the stream. The first event it refuses
+        is queued, as are the ones after it (they keep their order), and ends the wait."""
         if not self._ready and not self.closed:
             waiter = self._waiter = self.hub.loop.create_future()
+            self._take_now = take_now
             self.hub.tick_soon()
             try:
                 await waiter
             finally:
                 self._waiter = None
+                self._take_now = None
         return bool(self._ready)
 
     def close(self) -> None:
@@ -167,8 +196,9 @@ class EventHub:
         self._ticker = None
         with self._lock:
             subs = [sub for group in self._by_run.values() for sub in group]
-        for sub in subs:
-            sub.idle_tick()
+        waiting = [sub.idle_tick() for sub in subs]
+        if any(waiting):  # streams fed without waking: no new wait re-arms the tick
+            self.tick_soon()
 
     def subscribe(self, run_id: str | None) -> Subscription:
         """A subscription to ``run_id``'s events (every run's when ``None``)."""

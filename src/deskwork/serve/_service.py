@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,6 +22,7 @@ from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
+from deskwork.serve._direct import DirectWriter
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import EventHub, Outgoing, Subscription
 from deskwork.serve._links import RunLinks
@@ -138,6 +140,17 @@ class _Cursor:
                 frames.append(_end_frame(event))
                 break
         return b"".join(frames)
+
+
+def _write_now(cursor: _Cursor, direct: DirectWriter, item: Outgoing) -> bool:
+    """Write ``item``'s frames through ``direct`` at once (``False``: it ends the stream
+    or the connection cannot take it now; the cursor did not move)."""
+    if item.event.type in END_EVENTS or not direct.ready():
+        return False
+    frames = cursor.frames([item])
+    if frames:
+        direct.write(frames)
+    return True
 
 
 class RunService:
@@ -297,12 +310,22 @@ class RunService:
 
     # -- event streams ------------------------------------------------------------------
 
-    async def follow_run(self, run_id: str, after: int, sub: Subscription, write: Write) -> None:
+    async def follow_run(
+        self,
+        run_id: str,
+        after: int,
+        sub: Subscription,
+        write: Write,
+        direct: DirectWriter | None = None,
+    ) -> None:
         """Write the run's events from position ``after + 1``: stored ones, then live ones
         from ``sub`` (subscribed before the store is read), until the run completes, fails
         or pauses, or ``sub`` closes. Each frame's ``id`` is the event's position.
 
-        Events that are ready together go out in one write."""
+        Events that are ready together go out in one write. With ``direct``, a live event
+        that arrives while the stream waits is written in the hub's delivery, unless it
+        ends the stream or the connection cannot take it now (then it goes through
+        ``write``, in order)."""
         stored = self.desk.run_store.get_events(run_id)
         polls = max(1, round(self.keepalive / self.poll_interval))
         cursor = _Cursor(after, polls)
@@ -315,8 +338,9 @@ class RunService:
         if stored and stored[-1].type in END_EVENTS:
             await write(_end_frame(stored[-1]))
             return
+        take_now = None if direct is None else partial(_write_now, cursor, direct)
         while not cursor.ended:
-            if sub.ready or await sub.wait():
+            if sub.ready or await sub.wait(take_now):
                 frames = cursor.frames(sub.take())
             elif sub.closed:
                 return
@@ -326,9 +350,12 @@ class RunService:
             if frames:
                 await write(frames)
 
-    async def follow_lifecycle(self, sub: Subscription, write: Write) -> None:
+    async def follow_lifecycle(
+        self, sub: Subscription, write: Write, direct: DirectWriter | None = None
+    ) -> None:
         """Write the ``run.*`` events of every run from ``sub`` (a subscription to every
-        run) as they happen, until ``sub`` closes; no replay."""
+        run) as they happen, until ``sub`` closes; no replay (``direct`` is not used: a
+        few events per run)."""
         quiet = 0.0
         await write(b": connected\n\n")  # subscribed: nothing from here on is missed
         while not sub.closed:

@@ -3,9 +3,12 @@
 A run followed by many clients writes each event to every one of them, so this path is
 kept short: the stream's own coroutine waits on its :class:`Subscription` and hands the
 frames to the server with one ``http.response.body`` message per wake-up (every frame
-already waiting goes in that one write). There is no async generator, no task group and no
-task per write between the hub and the socket; one task per connection waits for the
-client to go away and then closes the subscription, which ends the stream.
+already waiting goes in that one write). When uvicorn serves the stream, a waiting stream
+writes live events straight to the connection's transport instead, in the hub's delivery
+of the event (:mod:`deskwork.serve._direct`): one loop over the clients, no wake-up of
+their coroutines. There is no async generator, no task group and no task per write between
+the hub and the socket; one task per connection waits for the client to go away and then
+closes the subscription, which ends the stream.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from starlette.responses import Response
 
+from deskwork.serve._direct import DirectWriter, direct_writer
 from deskwork.serve._hub import EventHub, Subscription
 from deskwork.serve._security import Receive, Scope, Send
 
@@ -25,8 +29,9 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 Write = Callable[[bytes], Awaitable[None]]
 """Sends bytes of the stream to the client."""
 
-Follow = Callable[[Subscription, Write], Awaitable[None]]
-"""Writes a stream from a subscription until the stream ends or the subscription closes."""
+Follow = Callable[[Subscription, Write, DirectWriter | None], Awaitable[None]]
+"""Writes a stream from a subscription until the stream ends or the subscription closes
+(with the direct writer of the connection, if its server has one)."""
 
 
 async def _until_disconnect(receive: Receive) -> None:
@@ -61,7 +66,7 @@ class HubStreamResponse(Response):
         gone.add_done_callback(lambda _: sub.close())
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            await self.follow(sub, write)
+            await self.follow(sub, write, direct_writer(receive))
             if not gone.done():
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:

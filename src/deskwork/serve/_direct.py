@@ -1,0 +1,70 @@
+"""Writes of an event stream straight to the socket's transport, when uvicorn serves it.
+
+Handing a frame to the ASGI server costs an ``await send(...)`` through every middleware
+and uvicorn's checks, about as much as writing to the socket itself; a run followed by
+many clients pays it once per client per event. When the response is served by uvicorn's
+``httptools`` protocol and uses chunked transfer encoding (an event stream: no
+``content-length``), the stream can write its chunks to the connection's transport
+itself, without awaiting: ``b"%x\\r\\n" % len(data) + data + b"\\r\\n"`` is exactly what
+uvicorn's ``send`` writes for a body with ``more_body``. The response still starts and
+ends through ``send``, so uvicorn's state of the request stays right.
+
+A direct write is refused (the stream then awaits ``send`` as on any server, which waits
+for the transport to drain) when the client went away, the response is complete, or the
+transport is closing or over its high-water mark: flow control is the transport's, as with
+``send``. Any other server, or a change in uvicorn's request cycle that this module does
+not recognize, leaves :func:`direct_writer` returning ``None``: streams then only use
+``send``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from deskwork.serve._security import Receive
+
+__all__ = ["DirectWriter", "direct_writer"]
+
+_HTTPTOOLS = "uvicorn.protocols.http.httptools_impl"
+_CYCLE_FIELDS = ("transport", "flow", "disconnected", "response_complete", "chunked_encoding")
+
+
+class DirectWriter:
+    """Writes body chunks of one started chunked response to its uvicorn transport."""
+
+    __slots__ = ("_cycle",)
+
+    def __init__(self, cycle: Any) -> None:
+        self._cycle = cycle
+
+    def ready(self) -> bool:
+        """Whether :meth:`write` may write now (else: await the server's ``send``)."""
+        cycle = self._cycle
+        return not (
+            cycle.disconnected
+            or cycle.response_complete
+            or cycle.flow.write_paused
+            or cycle.transport.is_closing()
+        )
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` (not empty) as one chunk; call only right after :meth:`ready`."""
+        self._cycle.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+
+
+def direct_writer(receive: Receive) -> DirectWriter | None:
+    """A :class:`DirectWriter` for the response of the request ``receive`` belongs to,
+    once its start was sent: ``None`` unless uvicorn's httptools protocol serves it with
+    chunked encoding (``receive`` is then its request cycle's own method)."""
+    module = sys.modules.get(_HTTPTOOLS)
+    cycle: Any = getattr(receive, "__self__", None)
+    if cycle is None or type(cycle) is not getattr(module, "RequestResponseCycle", None):
+        return None
+    if not all(hasattr(cycle, name) for name in _CYCLE_FIELDS):
+        return None
+    if not hasattr(cycle.flow, "write_paused"):
+        return None
+    if cycle.chunked_encoding is not True or cycle.scope.get("method") == "HEAD":
+        return None
+    return DirectWriter(cycle)

@@ -1,0 +1,206 @@
+"""Event streams written straight to uvicorn's transport (``serve._direct``): what uvicorn
+must look like for it, and that a client sees the same stream either way."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from serve_support import Live, parse_sse
+
+from deskwork.core.event import new_event
+from deskwork.event_bus import EventBus
+from deskwork.serve._direct import DirectWriter, direct_writer
+from deskwork.serve._hub import EventHub, Outgoing
+
+pytest.importorskip("httptools")
+
+
+def _serve(app: Any, http: str) -> tuple[uvicorn.Server, threading.Thread, str]:
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", http=http)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    return server, thread, f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_uvicorns_httptools_cycle_is_recognized_and_written_to(http: str) -> None:
+    """Fails when uvicorn's httptools request cycle changes shape: streams would silently
+    lose their direct writes (h11 has none: streams await ``send`` there)."""
+    found: list[DirectWriter | None] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        assert scope["type"] == "http"
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        direct = direct_writer(receive)
+        found.append(direct)
+        for part in (b"one\n", b"two\n"):
+            if direct is not None and direct.ready():
+                direct.write(part)
+            else:
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+        await send({"type": "http.response.body", "body": b"end\n", "more_body": False})
+
+    server, thread, url = _serve(app, http)
+    try:
+        response = httpx.get(url + "/", timeout=10)
+        assert response.status_code == 200
+        assert response.headers["transfer-encoding"] == "chunked"
+        assert response.text == "one\ntwo\nend\n"
+        assert (found[0] is not None) == (http == "httptools")
+        again = httpx.get(url + "/", timeout=10)  # the connection's state stayed right
+        assert again.text == "one\ntwo\nend\n"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_a_response_with_a_length_is_not_written_directly() -> None:
+    found: list[DirectWriter | None] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        found.append(direct_writer(receive))
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    server, thread, url = _serve(app, "httptools")
+    try:
+        assert httpx.get(url + "/", timeout=10).text == "ok"
+        assert found == [None]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"disconnected": True}, {"response_complete": True}, {"paused": True}, {"closing": True}],
+)
+def test_a_gone_complete_paused_or_closing_connection_refuses_direct_writes(
+    state: dict[str, bool],
+) -> None:
+    def cycle(disconnected: bool = False, response_complete: bool = False,
+              paused: bool = False, closing: bool = False) -> Any:  # fmt: skip
+        transport = SimpleNamespace(is_closing=lambda: closing)
+        flow = SimpleNamespace(write_paused=paused)
+        return SimpleNamespace(disconnected=disconnected, response_complete=response_complete,
+                               flow=flow, transport=transport)  # fmt: skip
+
+    assert DirectWriter(cycle()).ready()
+    assert not DirectWriter(cycle(**state)).ready()
+
+
+async def _follow_while_running(live: Live, clients: int) -> tuple[str, list[str]]:
+    async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
+        body = {"runner": "sleeper", "job": {"input": "0.3"}}
+        run_id = (await client.post("/runs", json=body)).json()["run_id"]
+        streams = [client.get(f"/runs/{run_id}/events") for _ in range(clients)]
+        return run_id, [r.text for r in await asyncio.gather(*streams)]
+
+
+@pytest.mark.parametrize("direct", [True, False])
+async def test_followers_see_the_stream_a_late_client_replays(
+    live: Live, monkeypatch: pytest.MonkeyPatch, direct: bool
+) -> None:
+    """Live events go straight to the transport (or, when the connection cannot take them,
+    through ``send``), and every follower gets exactly what the stored run replays."""
+    written: list[bytes] = []
+    write = DirectWriter.write
+
+    def counted(self: DirectWriter, data: bytes) -> None:
+        written.append(data)
+        write(self, data)
+
+    monkeypatch.setattr(DirectWriter, "write", counted)
+    if not direct:
+        monkeypatch.setattr(DirectWriter, "ready", lambda self: False)
+    run_id, bodies = await _follow_while_running(live, 3)
+    async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
+        replay = parse_sse((await client.get(f"/runs/{run_id}/events")).text)
+    assert replay[-1]["data"] == {"status": "completed"}
+    assert all(parse_sse(body) == replay for body in bodies)
+    assert bool(written) == direct  # live events of the sleeper went straight out
+
+
+async def test_a_stream_fed_without_waking_is_still_woken_by_the_tick_once_quiet() -> None:
+    """Events taken in the hub's delivery do not wake the stream, so no new wait re-arms
+    the hub's tick: the tick re-arms itself, else a stream that goes quiet would never
+    send a keep-alive or poll the store again."""
+    bus = EventBus()
+    hub = EventHub(bus, asyncio.get_running_loop(), 0.02)
+    sub = hub.subscribe("r1")
+    taken: list[Outgoing] = []
+
+    def take_now(item: Outgoing) -> bool:
+        taken.append(item)
+        return True
+
+    waiting = asyncio.ensure_future(sub.wait(take_now))
+    await asyncio.sleep(0)
+    bus.emit(new_event("r1", "bench.tick", "test", {}))
+    try:
+        assert await asyncio.wait_for(waiting, 5) is False  # woken idle, by a later tick
+    finally:
+        sub.close()
+        hub.close()
+    assert [t.event.type for t in taken] == ["bench.tick"]
+    assert not sub.ready
+
+
+async def test_an_event_the_stream_cannot_take_now_and_those_after_it_queue_in_order() -> None:
+    bus = EventBus()
+    hub = EventHub(bus, asyncio.get_running_loop(), 10)
+    sub = hub.subscribe("r1")
+    answers = iter([True, False, True])
+
+    def take_now(item: Outgoing) -> bool:
+        return next(answers)
+
+    waiting = asyncio.ensure_future(sub.wait(take_now))
+    await asyncio.sleep(0)
+    for i in range(4):
+        bus.emit(new_event("r1", "bench.tick", "test", {"i": i}))
+    try:
+        assert await asyncio.wait_for(waiting, 5) is True
+        assert [o.event.payload["i"] for o in sub.take()] == [1, 2, 3]
+    finally:
+        sub.close()
+        hub.close()
+
+
+async def test_a_stream_that_fails_to_take_an_event_is_closed_and_the_others_get_it() -> None:
+    bus = EventBus()
+    hub = EventHub(bus, asyncio.get_running_loop(), 10)
+    broken, fine = hub.subscribe("r1"), hub.subscribe("r1")
+    taken: list[Outgoing] = []
+
+    def fails(item: Outgoing) -> bool:
+        raise RuntimeError("boom")
+
+    def takes(item: Outgoing) -> bool:
+        taken.append(item)
+        return True
+
+    waits = [asyncio.ensure_future(broken.wait(fails)), asyncio.ensure_future(fine.wait(takes))]
+    await asyncio.sleep(0)
+    bus.emit(new_event("r1", "bench.tick", "test", {}))  # the emitter is not disturbed
+    try:
+        assert await asyncio.wait_for(waits[0], 5) is False
+        assert broken.closed and hub.subscribers("r1") == 1
+        assert [t.event.type for t in taken] == ["bench.tick"] and not waits[1].done()
+    finally:
+        fine.close()
+        hub.close()
