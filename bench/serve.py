@@ -14,13 +14,16 @@ not compete with the server for its GIL. Scenarios:
 - ``POST /runs?wait=true`` against ``desk.arun`` for the same one-turn scripted worker
   (median over ``RUNS`` runs): what the HTTP layer adds to a run;
 - server-side fan-out (p50/p99) in the same paced runs: from ``config.emit`` to the moment
-  the event's bytes were handed to uvicorn (its ``send`` returned: they are in the socket's
-  transport) for the *last* of the clients, noted by an ASGI wrapper next to uvicorn. It
-  leaves out the clients' processes and the scheduler's delay in waking them, so it is the
-  part of the latency the server is responsible for;
+  the event's bytes were written to the connection's transport (its ``write`` returned:
+  they are in the socket or its buffer) for the *last* of the clients, noted by a wrapper
+  of each event stream's transport that an ASGI wrapper next to uvicorn puts in place (so
+  it sees both uvicorn's ``send`` and a stream's direct writes). It leaves out the
+  clients' processes and the scheduler's delay in waking them, so it is the part of the
+  latency the server is responsible for;
 - the CPU time the hub and the event streams spend per event for 1 and for 50 streams of
-  one run in one process, without HTTP: deskwork's own share of fan-out, which a loaded
-  machine does not blur the way it blurs latencies.
+  one run in one process, without HTTP, awaiting a write per stream (as through ``send``)
+  and writing directly (as to uvicorn's transport): deskwork's own share of fan-out, which
+  a loaded machine does not blur the way it blurs latencies.
 
 Run: ``python bench/serve.py`` (prints markdown tables); ``python bench/serve.py --fan-out``
 measures only the paced fan-out (for A/B runs against another checkout on ``PYTHONPATH``).
@@ -168,9 +171,29 @@ _TICK = re.compile(rb'"payload":\{"i":(\d+),"t":([-+.e\d]+)\}')
 """A ``bench.tick`` event in a frame: its number and its emit time."""
 
 
-class SendClock:
-    """ASGI wrapper next to uvicorn: while ``log`` is a list, notes when each body of an
-    event stream was handed to uvicorn (its ``send`` returned), per connection."""
+class TimedTransport:
+    """A connection's transport that notes when each write returned."""
+
+    def __init__(self, transport: Any, clock: WriteClock, connection: int) -> None:
+        self._transport = transport
+        self._clock = clock
+        self._connection = connection
+
+    def write(self, data: bytes) -> None:
+        self._transport.write(data)
+        log = self._clock.log
+        if log is not None:
+            log.append((self._connection, time.perf_counter(), data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class WriteClock:
+    """ASGI wrapper next to uvicorn: while ``log`` is a list, notes when each write of an
+    event stream to its transport returned, per connection. The transport of the stream's
+    uvicorn request cycle (``receive.__self__``, as ``serve._direct`` finds it) is wrapped,
+    so uvicorn's ``send`` and the stream's direct writes are both seen."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -178,19 +201,11 @@ class SendClock:
         self._connections = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not scope["path"].endswith("/events"):
-            await self.app(scope, receive, send)
-            return
-        self._connections += 1
-        connection = self._connections
-
-        async def timed(message: Any) -> None:
-            await send(message)
-            log = self.log
-            if log is not None and message["type"] == "http.response.body":
-                log.append((connection, time.perf_counter(), message.get("body", b"")))
-
-        await self.app(scope, receive, timed)
+        if scope["type"] == "http" and scope["path"].endswith("/events"):
+            self._connections += 1
+            cycle = receive.__self__  # uvicorn's httptools request cycle
+            cycle.transport = TimedTransport(cycle.transport, self, self._connections)
+        await self.app(scope, receive, send)
 
     def fan_out(self, events: int) -> list[float]:
         """Per event: seconds from its emit to its bytes handed over for the last client."""
@@ -212,7 +227,7 @@ class Served:
 
     def __init__(self, desk: Desk) -> None:
         self.app = create_app(desk)
-        self.clock = SendClock(self.app)
+        self.clock = WriteClock(self.app)
         config = uvicorn.Config(self.clock, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -263,10 +278,24 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[int(len(ordered) * q)]
 
 
-async def _stream_cost(clients: int, events: int) -> float:
+class _NullTransport:
+    """A transport that takes every write and drops it."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+
+async def _stream_cost(clients: int, events: int, direct: bool) -> float:
     """CPU microseconds per event to hand it to ``clients`` event streams of one run in
-    this process (the hub and the SSE frames, without HTTP or sockets)."""
+    this process (the hub and the SSE frames, without HTTP or sockets), awaiting a write
+    per stream or writing directly to a transport."""
+    from types import SimpleNamespace
+
     from deskwork.core.event import EventType
+    from deskwork.serve._direct import DirectWriter
     from deskwork.serve._hub import EventHub
     from deskwork.serve._service import RunService
 
@@ -282,8 +311,13 @@ async def _stream_cost(clients: int, events: int) -> float:
 
     async def consume() -> None:
         sub = hub.subscribe("cost")
+        cycle = SimpleNamespace(disconnected=False, response_complete=False,
+                                flow=SimpleNamespace(write_paused=False),
+                                transport=_NullTransport())  # fmt: skip
         try:
-            await service.follow_run("cost", -1, sub, write)
+            await service.follow_run(
+                "cost", -1, sub, write, DirectWriter(cycle) if direct else None
+            )
         finally:
             sub.close()
 
@@ -299,9 +333,14 @@ async def _stream_cost(clients: int, events: int) -> float:
     return 1e6 * (time.process_time() - start) / events
 
 
-def stream_cost() -> dict[int, float]:
-    """:func:`_stream_cost` for 1 and 50 streams, the best of ``REPEATS`` runs each."""
-    return {n: min(asyncio.run(_stream_cost(n, EVENTS)) for _ in range(REPEATS)) for n in (1, 50)}
+def stream_cost() -> dict[tuple[int, bool], float]:
+    """:func:`_stream_cost` for 1 and 50 streams, awaiting writes and writing directly, the
+    best of ``REPEATS`` runs each."""
+    return {
+        (n, direct): min(asyncio.run(_stream_cost(n, EVENTS, direct)) for _ in range(REPEATS))
+        for n in (1, 50)
+        for direct in (False, True)
+    }
 
 
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -351,7 +390,8 @@ def _print_fan_out(figures: dict[Any, Any]) -> None:
     rates = f" burst: events/s delivered ({EVENTS:,} events) |" if burst else ""
     print(f"| SSE clients |{rates}"
           f" paced ({1 / PACE:.0f} events/s): p50 emit→client | p99 |"
-          " p50 emit→handed to uvicorn, last client | p99 | server CPU per event |")  # fmt: skip
+          " p50 emit→written to the transport, last client | p99 |"
+          " server CPU per event |")  # fmt: skip
     print("|---:|" + ("---:|" if burst else "") + "---:|---:|---:|---:|---:|")
     for n in (1, 50):
         p = figures[("paced", n)]
@@ -365,7 +405,7 @@ def _print_fan_out(figures: dict[Any, Any]) -> None:
         return float(fifty[key] - one[key])
 
     print(f"\nadded by fan-out to 50 clients: emit→client p50 {added('p50_ms'):.2f} ms,"
-          f" p99 {added('p99_ms'):.2f} ms; emit→handed to uvicorn (server side)"
+          f" p99 {added('p99_ms'):.2f} ms; emit→written to the transport (server side)"
           f" p50 {added('server_p50_ms'):.3f} ms, p99 {added('server_p99_ms'):.3f} ms;"
           f" server CPU {added('cpu_ms_per_event'):.3f} ms per event\n")  # fmt: skip
 
@@ -385,10 +425,15 @@ def main(argv: list[str]) -> None:
     _print_fan_out(figures)
     if only_fan_out:
         return
-    print("| streams of one run, in process | CPU per event (best of 5) | per added stream |")
-    print("|---:|---:|---:|")
-    print(f"| 1 | {cost[1]:.1f} µs | |")
-    print(f"| 50 | {cost[50]:.1f} µs | {(cost[50] - cost[1]) / 49:.1f} µs |\n")
+    print("| streams of one run, in process | writes | CPU per event (best of 5) |"
+          " per added stream |")  # fmt: skip
+    print("|---:|---|---:|---:|")
+    for direct in (False, True):
+        how = "direct" if direct else "awaited"
+        one, fifty = cost[(1, direct)], cost[(50, direct)]
+        print(f"| 1 | {how} | {one:.1f} µs | |")
+        print(f"| 50 | {how} | {fifty:.1f} µs | {(fifty - one) / 49:.1f} µs |")
+    print()
     print(f"| one-turn run ({RUNS} runs, median) | desk.arun | POST /runs?wait=true | overhead |")
     print("|---|---:|---:|---:|")
     print(
