@@ -108,26 +108,28 @@ class TestMetrics:
         collector = InMemoryMetricsCollector()
         metrics = MetricsMiddleware(collector)
 
-        def sleeper(seconds: float) -> Any:
-            async def run(state: OrchestratorState) -> AgentResponse:
-                await asyncio.sleep(seconds)
-                return AgentResponse(agent_name=f"s{seconds}", content="ok")
+        slow_started, fast_done = asyncio.Event(), asyncio.Event()
 
-            return run
+        async def run_slow(state: OrchestratorState) -> AgentResponse:
+            slow_started.set()
+            await fast_done.wait()  # it ends only after the whole fast call
+            return AgentResponse(agent_name="slow", content="ok")
 
-        fast = ScriptedAgent("fast", sleeper(0.0), [metrics])
-        slow = ScriptedAgent("slow", sleeper(0.05), [metrics])
+        fast = ScriptedAgent("fast", ok("fast"), [metrics])
+        slow = ScriptedAgent("slow", run_slow, [metrics])
 
         async def fast_later() -> None:
-            await asyncio.sleep(0.03)
+            await slow_started.wait()
+            await asyncio.sleep(0.06)  # the slow call has run this long when the fast one starts
             await fast.invoke(make_test_state())
+            fast_done.set()
 
-        # the fast call starts while the slow one runs; with the start time kept on the shared
-        # middleware instead of a ContextVar, the slow duration would come out near 0.02 s
-        await asyncio.gather(slow.invoke(make_test_state()), fast_later())
+        # the fast call starts and ends while the slow one runs; with the start time kept on
+        # the shared middleware instead of a ContextVar, the slow call would be timed from the
+        # fast call's start: about as long as the fast call, not 0.06 s longer
+        await asyncio.wait_for(asyncio.gather(slow.invoke(make_test_state()), fast_later()), 60)
         durations = {r.agent_name: r.duration_seconds for r in collector.invocations}
-        assert durations["slow"] >= 0.04
-        assert durations["fast"] < 0.04
+        assert durations["slow"] >= durations["fast"] + 0.05
 
     async def test_custom_collector_satisfies_the_protocol(self) -> None:
         seen: list[InvocationRecord] = []
