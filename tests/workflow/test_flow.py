@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
 from flowkit import Scripts, make_desk, worker
 
-from deskwork import ConfigurationError, EventLoopRunningError, Job, Report
+from deskwork import ConfigurationError, Desk, EventLoopRunningError, Job, Report
+from deskwork.store import InMemoryRunStore
 from deskwork.testing import Turn, fail
 from deskwork.workflow import (
     AsyncCondition,
@@ -22,6 +22,7 @@ from deskwork.workflow import (
     Step,
     WorkflowContext,
 )
+from gatekit import GatedAdapter
 
 
 def step_events(report: Report) -> list[tuple[str, str, dict[str, Any]]]:
@@ -99,15 +100,12 @@ async def test_parallel_returns_all_results_in_branch_order() -> None:
 
 async def test_parallel_steps_overlap() -> None:
     scripts = Scripts()
-    scripts.latency = 0.1
-    desk = make_desk(scripts)
+    adapter = GatedAdapter(10, default=scripts)  # run one after another, the calls fail
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
     flow = desk.flow([Parallel(*(Step(worker(f"w{i}")) for i in range(10)))])
-    started = time.perf_counter()
     report = await flow.arun("go")
-    elapsed = time.perf_counter() - started
-    assert report.status == "completed"
+    assert report.status == "completed", report.errors
     assert sum(scripts.calls.values()) == 10
-    assert elapsed < 0.5, f"10 parallel steps of 100 ms took {elapsed:.2f}s"
 
 
 @pytest.mark.parametrize(("flag", "expected"), [(True, "yes#1"), (False, "no#1")])
