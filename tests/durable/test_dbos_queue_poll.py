@@ -1,0 +1,123 @@
+"""DBOS's queue polling made light (``_dbos_queue``): an empty queue's poll claims nothing,
+a queue holding a run claims it, and a queue's poller polls again as soon as a run of its
+queue ends (a wake never lost, a stop still stops)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbos import DBOS
+from dbos._context import SetWorkflowID
+
+from deskwork import Desk
+from deskwork.runtime import _dbos_queue
+from deskwork.runtime._dbos_queue import _PollEvent
+from deskwork.runtime._durable import _dbos, engine_for
+from deskwork.testing import ScriptedAdapter, reply
+
+
+@DBOS.workflow(name="deskwork.test.queue_poll")
+def _finished() -> str:
+    return "done"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """DBOS's system database of a durable desk (DBOS launched in this process)."""
+    url = (
+        f"sqlite:///{tmp_path / 'deskwork.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_database")
+    )
+    desk = Desk(model="m", adapter=ScriptedAdapter([reply("x")]), database_url=url, durable=True)
+    try:
+        engine_for(desk)
+        yield _dbos()._sys_db
+    finally:
+        desk.close()
+
+
+def test_a_poll_claims_only_when_its_queue_holds_a_run(sys_db: Any) -> None:
+    queue = f"probe-{uuid.uuid4().hex[:8]}"  # served by no poller: the row stays put
+    assert sys_db.dequeue_scopes(queue) == []  # nothing queued: no claim transaction
+    workflow_id = f"queue-poll-{uuid.uuid4().hex[:8]}"
+    with SetWorkflowID(workflow_id):
+        assert _finished() == "done"
+    ws = sys_db.tables.workflow_status
+    with sys_db.engine.begin() as conn:  # the finished workflow, queued again
+        conn.execute(
+            ws.update()
+            .where(ws.c.workflow_uuid == workflow_id)
+            .values(status="ENQUEUED", queue_name=queue)
+        )
+    assert sys_db.dequeue_scopes(queue) == [None]  # DBOS's one scope: it claims
+    with sys_db.engine.begin() as conn:
+        conn.execute(ws.update().where(ws.c.workflow_uuid == workflow_id).values(status="PENDING"))
+    assert sys_db.dequeue_scopes(queue) == []  # a running workflow is not a queued one
+
+
+def test_dbos_queue_threads_wait_on_the_wakeable_event(sys_db: Any) -> None:
+    events = _dbos().background_thread_stop_events
+    assert any(event is _dbos_queue._polls for event in events)
+
+
+def _poller(polls: _PollEvent, queue: str, timeout: float, answers: list[bool]) -> threading.Thread:
+    thread = threading.Thread(
+        target=lambda: answers.append(polls.wait(timeout)), name=f"queue-worker-{queue}"
+    )
+    thread.start()
+    return thread
+
+
+def test_a_run_ending_wakes_the_poller_of_its_queue_only() -> None:
+    polls = _PollEvent(threading.Event())
+    assert polls.wait(0) is False  # an unnamed thread just waits
+    first: list[bool] = []
+    _poller(polls, "q", 0, first).join()  # the poller's first look: nothing woken yet
+    mine: list[bool] = []
+    other: list[bool] = []
+    waiting = _poller(polls, "q", 60, mine)
+    elsewhere = _poller(polls, "r", 0.5, other)
+    polls.wake("q")
+    waiting.join(10)
+    assert not waiting.is_alive() and mine == [False]  # woken: it polls now
+    elsewhere.join(10)
+    assert other == [False]  # r's poller waited for its own timeout
+    assert not polls.is_set()
+
+
+def test_a_wake_while_the_poller_is_busy_is_not_lost() -> None:
+    polls = _PollEvent(threading.Event())
+    answers: list[bool] = []
+    polled, woken = threading.Event(), threading.Event()
+
+    def poll_twice() -> None:  # one poller: a look, a poll (the wake comes now), a wait
+        answers.append(polls.wait(0))
+        polled.set()
+        woken.wait(10)
+        answers.append(polls.wait(60))
+
+    poller = threading.Thread(target=poll_twice, name="queue-worker-q")
+    poller.start()
+    polled.wait(10)
+    polls.wake("q")  # a run ended while the poller was polling
+    woken.set()
+    poller.join(10)
+    assert not poller.is_alive() and answers == [False, False]
+
+
+def test_stopping_ends_every_wait() -> None:
+    stop = threading.Event()
+    polls = _PollEvent(stop)
+    answers: list[bool] = []
+    waiting = _poller(polls, "q", 60, answers)
+    polls.set()
+    waiting.join(10)
+    assert answers == [True] and stop.is_set()  # DBOS's own event is set too
+    late = _PollEvent(stop)  # DBOS stopped before the swap: its event still counts
+    assert late.is_set() and late.wait(60) is True
