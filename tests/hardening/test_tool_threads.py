@@ -20,16 +20,26 @@ SLEEP = 0.05
 
 
 def _tool_then_reply(messages: list[dict[str, Any]], tools: Any) -> Turn:
-    """Call ``work`` once, then answer (the same script serves many concurrent runs)."""
+    """Call the tool once, then answer (the same script serves many concurrent runs)."""
     if messages[-1]["role"] == "tool":
         return reply(f"done: {messages[-1]['content']}")
-    return call_tool("work")
+    return call_tool(tools[0]["function"]["name"])  # the worker's one tool
 
 
 @tool
 def work() -> str:
     """Block like a sync client would."""
     time.sleep(SLEEP)
+    return threading.current_thread().name
+
+
+ALL_RUNS = threading.Barrier(RUNS, timeout=30)
+
+
+@tool
+def meet() -> str:
+    """Block until every run's call has started (the barrier breaks unless they overlap)."""
+    ALL_RUNS.wait()
     return threading.current_thread().name
 
 
@@ -44,19 +54,20 @@ def _desk(**kwargs: Any) -> Desk:
     return Desk(model=MODEL, adapter=adapter, run_store=InMemoryRunStore(), **kwargs)
 
 
-async def _run_many(desk: Desk, count: int) -> tuple[float, list[Any]]:
-    worker = Worker(name="w", tools=[work])
+async def _run_many(desk: Desk, count: int, sync_tool: Any = work) -> tuple[float, list[Any]]:
+    worker = Worker(name="w", tools=[sync_tool])
     started = time.perf_counter()
     reports = await asyncio.gather(*(desk.arun(worker, Job(input="go")) for _ in range(count)))
     return time.perf_counter() - started, list(reports)
 
 
 async def test_concurrent_runs_with_a_sync_tool_overlap() -> None:
+    ALL_RUNS.reset()
     desk = _desk(max_tool_threads=RUNS)
-    elapsed, reports = await _run_many(desk, RUNS)
+    _, reports = await _run_many(desk, RUNS, meet)
     assert all(r.status == "completed" for r in reports)
-    # serial would be RUNS * SLEEP = 2 s; overlapped it is one sleep plus overhead
-    assert elapsed < RUNS * SLEEP / 3, elapsed
+    # each call waited for all RUNS calls to start: one after another, the barrier breaks
+    assert all(_tool_output(r).startswith("deskwork-tool") for r in reports)
     desk.close()
 
 

@@ -207,10 +207,10 @@ def test_strategies_are_named_by_config() -> None:
 def test_thousands_of_writes_with_eviction_take_milliseconds(name: str) -> None:
     config = ContextConfig(shared_slots=SlotConfig(max_tokens=1000), eviction_strategy=name)  # type: ignore[arg-type]
     manager = SlotManager(config, token_counter=ONE_CHAR)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine's other processes do not count
     for i in range(2000):
         manager.set_shared_tiered(f"key-{i}", f"value-{i:04d}", SlotTier.SESSION, priority=i % 7)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert manager.shared_pool.total_tokens <= 1000
     assert len(manager.shared_pool) == 100  # 10 characters each
     assert elapsed < 1.0, f"{name}: 2,000 writes with eviction took {elapsed:.3f}s"
