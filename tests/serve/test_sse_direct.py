@@ -12,11 +12,12 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from serve_support import Live, parse_sse
+from serve_support import Live, make_desk, parse_sse
 
 from deskwork.core.event import new_event
 from deskwork.event_bus import EventBus
-from deskwork.serve._direct import DirectWriter, direct_writer
+from deskwork.serve import create_app
+from deskwork.serve._direct import SERVER_SEND, DirectWriter, direct_writer
 from deskwork.serve._hub import EventHub, Outgoing
 
 pytest.importorskip("httptools")
@@ -43,8 +44,9 @@ def test_uvicorns_httptools_cycle_is_recognized_and_written_to(http: str) -> Non
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         assert scope["type"] == "http"
+        scope[SERVER_SEND] = send  # as create_app's app notes it
         await send({"type": "http.response.start", "status": 200, "headers": []})
-        direct = direct_writer(receive)
+        direct = direct_writer(scope, receive)
         found.append(direct)
         for part in (b"one\n", b"two\n"):
             if direct is not None and direct.ready():
@@ -72,8 +74,9 @@ def test_a_response_with_a_length_is_not_written_directly() -> None:
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         headers = [(b"content-length", b"2")]
+        scope[SERVER_SEND] = send
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        found.append(direct_writer(receive))
+        found.append(direct_writer(scope, receive))
         await send({"type": "http.response.body", "body": b"ok"})
 
     server, thread, url = _serve(app, "httptools")
@@ -101,6 +104,47 @@ def test_a_gone_complete_paused_or_closing_connection_refuses_direct_writes(
 
     assert DirectWriter(cycle()).ready()
     assert not DirectWriter(cycle(**state)).ready()
+
+
+class _Seen:
+    """A middleware of the user's: it notes every body the app sends."""
+
+    def __init__(self, app: Any, bodies: list[bytes]) -> None:
+        self.app = app
+        self.bodies = bodies
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def noted(message: Any) -> None:
+            if message["type"] == "http.response.body" and "/events" in scope["path"]:
+                self.bodies.append(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, receive, noted)
+
+
+@pytest.mark.parametrize("how", ["wrapping the app", "added to the app"])
+async def test_a_middleware_of_the_users_sees_every_byte_of_a_stream(
+    monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    written: list[bytes] = []
+    monkeypatch.setattr(DirectWriter, "write", lambda self, data: written.append(data))
+    bodies: list[bytes] = []
+    desk = make_desk()
+    app: Any = create_app(desk, poll_interval=0.1)
+    if how == "added to the app":
+        app.add_middleware(_Seen, bodies=bodies)
+    else:
+        app = _Seen(app, bodies)
+    server, thread, url = _serve(app, "httptools")
+    try:
+        live = Live(url, desk, server)
+        _, texts = await _follow_while_running(live, 1)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    assert b"".join(bodies).decode() == texts[0]
+    assert parse_sse(texts[0])[-1]["data"] == {"status": "completed"}
+    assert written == []
 
 
 async def _follow_while_running(live: Live, clients: int) -> tuple[str, list[str]]:

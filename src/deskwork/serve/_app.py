@@ -18,6 +18,7 @@ from deskwork.core.types import RunStatus
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._agui import agui_stream
+from deskwork.serve._direct import SERVER_SEND
 from deskwork.serve._hub import EventHub
 from deskwork.serve._models import (
     HistoryOut,
@@ -34,7 +35,13 @@ from deskwork.serve._models import (
     SessionOut,
 )
 from deskwork.serve._ratelimit import RateLimitMiddleware
-from deskwork.serve._security import DEFAULT_MAX_BODY_BYTES, SecurityMiddleware
+from deskwork.serve._security import (
+    DEFAULT_MAX_BODY_BYTES,
+    Receive,
+    Scope,
+    SecurityMiddleware,
+    Send,
+)
 from deskwork.serve._service import ApiError, RunService, report_json
 from deskwork.serve._sessions import SessionService
 from deskwork.serve._sse import SSE_HEADERS, HubStreamResponse
@@ -45,6 +52,21 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown runner, run or session"},
     409: {"description": "the run is not in a state that allows this"},
 }
+
+
+class _App(FastAPI):
+    """FastAPI that notes, in the scope of each HTTP request, the ``send`` its server gave
+    it when no middleware but the app's own wraps the routes: an event stream may then
+    write to the server's transport itself (:mod:`deskwork.serve._direct`), since nothing
+    between could need to see or change the bytes."""
+
+    own_middleware = 0
+    """How many of ``user_middleware`` ``create_app`` added."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and len(self.user_middleware) == self.own_middleware:
+            scope[SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -89,7 +111,7 @@ def create_app(
         await runs.shutdown()
         runs.hub.close()
 
-    app = FastAPI(
+    app = _App(
         title="deskwork",
         summary="Runs of a deskwork desk: start, follow (SSE), resume, cancel; sessions.",
         version="1",
@@ -120,6 +142,7 @@ def create_app(
     app.add_middleware(SecurityMiddleware, token=token, max_body_bytes=max_body_bytes)
     if rate_limit is not None:  # outermost: token guesses are limited too
         app.add_middleware(RateLimitMiddleware, rate=rate_limit, burst=rate_burst)
+    app.own_middleware = len(app.user_middleware)
     return app
 
 

@@ -12,9 +12,11 @@ ends through ``send``, so uvicorn's state of the request stays right.
 A direct write is refused (the stream then awaits ``send`` as on any server, which waits
 for the transport to drain) when the client went away, the response is complete, or the
 transport is closing or over its high-water mark: flow control is the transport's, as with
-``send``. Any other server, or a change in uvicorn's request cycle that this module does
-not recognize, leaves :func:`direct_writer` returning ``None``: streams then only use
-``send``.
+``send``. Any other server, a change in uvicorn's request cycle that this module does not
+recognize, or a middleware between uvicorn and the app's routes other than the app's own
+(it may need to see or change the bytes: the app notes the ``send`` it got from the server
+under :data:`SERVER_SEND` only when there is none) leaves :func:`direct_writer` returning
+``None``: streams then only use ``send``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deskwork.serve._security import Receive
+from deskwork.serve._security import Receive, Scope
 
-__all__ = ["DirectWriter", "direct_writer"]
+__all__ = ["SERVER_SEND", "DirectWriter", "direct_writer"]
+
+SERVER_SEND = "deskwork.server_send"
+"""Scope key: the ``send`` the server gave the app, set when no middleware of the user's
+wraps the app's routes."""
 
 _HTTPTOOLS = "uvicorn.protocols.http.httptools_impl"
 _CYCLE_FIELDS = ("transport", "flow", "disconnected", "response_complete", "chunked_encoding")
@@ -53,10 +59,11 @@ class DirectWriter:
         self._cycle.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
 
 
-def direct_writer(receive: Receive) -> DirectWriter | None:
-    """A :class:`DirectWriter` for the response of the request ``receive`` belongs to,
-    once its start was sent: ``None`` unless uvicorn's httptools protocol serves it with
-    chunked encoding (``receive`` is then its request cycle's own method)."""
+def direct_writer(scope: Scope, receive: Receive) -> DirectWriter | None:
+    """A :class:`DirectWriter` for the response of the request of ``scope`` and
+    ``receive``, once its start was sent: ``None`` unless uvicorn's httptools protocol
+    serves it with chunked encoding (``receive`` is then its request cycle's own method)
+    and the app got that cycle's own ``send`` (``scope[SERVER_SEND]``)."""
     module = sys.modules.get(_HTTPTOOLS)
     cycle: Any = getattr(receive, "__self__", None)
     if cycle is None or type(cycle) is not getattr(module, "RequestResponseCycle", None):
@@ -66,5 +73,8 @@ def direct_writer(receive: Receive) -> DirectWriter | None:
     if not hasattr(cycle.flow, "write_paused"):
         return None
     if cycle.chunked_encoding is not True or cycle.scope.get("method") == "HEAD":
+        return None
+    server_send: Any = scope.get(SERVER_SEND)
+    if getattr(server_send, "__self__", None) is not cycle:  # a middleware of the user's
         return None
     return DirectWriter(cycle)
