@@ -126,6 +126,8 @@ def test_a_recorded_step_reads_back_as_dbos_reads_it(sys_db: Any) -> None:
     )
     assert fast == own and fast["output"] == "out" and fast["serialization"] == "py_pickle"
     assert _both(sys_db, "_check_operation_execution_txn", workflow_id, 8, "x") == [None, None]
+    unknown = _both(sys_db, "_check_operation_execution_txn", "no-such-workflow", 1, "x")
+    assert unknown == [AssertionError] * 2
     renamed = _both(sys_db, "_check_operation_execution_txn", workflow_id, 7, "another")
     assert renamed == [DBOSUnexpectedStepError] * 2
     # recorded again at another time: DBOS's nondeterminism error, from either

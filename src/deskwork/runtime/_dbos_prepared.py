@@ -1,13 +1,13 @@
 """DBOS's step checkpoint statements, built once per system database instead of per step.
 
 Every DBOS step reads the workflow's status and the step's recorded output
-(``_check_operation_execution_txn``) before it runs, and after it runs checks that this
-execution still owns the workflow (``_check_owner_txn``) and inserts the step's output
-(``_record_operation_result_txn``). DBOS (3.4.0) builds each of these SQLAlchemy statements
-from scratch on every call, with the workflow id and step number as literals: the clause
-construction and the cache key SQLAlchemy derives from it were the largest share of a
-durable run's CPU (more than the queries themselves; its prepared-statement cache covers
-only the workflow-level writes, and only on PostgreSQL).
+(``_check_operation_execution_txn``: two queries, here one join) before it runs, and after
+it runs checks that this execution still owns the workflow (``_check_owner_txn``) and
+inserts the step's output (``_record_operation_result_txn``). DBOS (3.4.0) builds each
+of these SQLAlchemy statements from scratch on every call, with the workflow id and step
+number as literals: the clause construction and the cache key SQLAlchemy derives from it
+were the largest share of a durable run's CPU (more than the queries themselves; its
+prepared-statement cache covers only the workflow-level writes, and only on PostgreSQL).
 
 :func:`prepare_step_statements` replaces the three private methods of DBOS's
 ``SystemDatabase`` with versions that build their statements once per system database,
@@ -119,10 +119,26 @@ def _statements(sys_db: Any) -> dict[str, Any]:
         .returning(oo.c.completed_at_epoch_ms)
     )
     built = {
-        "status": sa.select(ws.c.status).where(ws.c.workflow_uuid == wf),
-        "output": sa.select(
-            oo.c.output, oo.c.error, oo.c.function_name, oo.c.child_workflow_id, oo.c.serialization
-        ).where(oo.c.workflow_uuid == wf, oo.c.function_id == sa.bindparam("deskwork_fid")),
+        # the workflow's status and the step's recorded output (if any) in one query
+        "step": sa.select(
+            ws.c.status,
+            oo.c.function_id,
+            oo.c.output,
+            oo.c.error,
+            oo.c.function_name,
+            oo.c.child_workflow_id,
+            oo.c.serialization,
+        )
+        .select_from(
+            ws.outerjoin(
+                oo,
+                sa.and_(
+                    oo.c.workflow_uuid == ws.c.workflow_uuid,
+                    oo.c.function_id == sa.bindparam("deskwork_fid"),
+                ),
+            )
+        )
+        .where(ws.c.workflow_uuid == wf),
         "owner": owner,
         "record": record,
         "columns": columns,
@@ -142,16 +158,15 @@ def _check_operation_execution_txn(
 
     self._reject_shard_key(workflow_id, None)
     statements = _statements(self)
-    status_rows = conn.execute(statements["status"], {"deskwork_wf": workflow_id}).all()
-    output_rows = conn.execute(
-        statements["output"], {"deskwork_wf": workflow_id, "deskwork_fid": function_id}
+    rows = conn.execute(
+        statements["step"], {"deskwork_wf": workflow_id, "deskwork_fid": function_id}
     ).all()
-    assert len(status_rows) > 0, f"Error: Workflow {workflow_id} does not exist"
-    if status_rows[0][0] == WorkflowStatusString.CANCELLED.value:
+    assert len(rows) > 0, f"Error: Workflow {workflow_id} does not exist"
+    status, recorded_id, output, error, recorded_name, child_workflow_id, serialization = rows[0]
+    if status == WorkflowStatusString.CANCELLED.value:
         raise DBOSWorkflowCancelledError(f"Workflow {workflow_id} is cancelled. Aborting function.")
-    if not output_rows:
+    if recorded_id is None:  # no output recorded for this step
         return None
-    output, error, recorded_name, child_workflow_id, serialization = output_rows[0][:5]
     if function_name != recorded_name:
         raise DBOSUnexpectedStepError(
             workflow_id=workflow_id,
