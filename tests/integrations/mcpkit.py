@@ -38,8 +38,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_http_server(token: str | None = None, timeout: float = 20.0) -> HTTPServer:
-    """Start the test server over HTTP on a free port and wait until it accepts connections."""
+def start_http_server(token: str | None = None, timeout: float = 120.0) -> HTTPServer:
+    """Start the test server over HTTP on a free port and wait until it accepts connections
+    (a generous ``timeout``: a loaded CI machine took more than 20 s to start it)."""
     port = _free_port()
     argv = [sys.executable, str(SERVER_SCRIPT), "http", str(port)]
     if token is not None:
@@ -55,6 +56,7 @@ def start_http_server(token: str | None = None, timeout: float = 20.0) -> HTTPSe
         except OSError:
             time.sleep(0.05)
     process.kill()
+    process.wait(timeout=10)
     raise RuntimeError("MCP test server did not start listening in time")
 
 

@@ -96,7 +96,7 @@ async def test_hanging_server_times_out_and_the_session_survives() -> None:
         tools["hang"].timeout = 5.0  # a per-tool override
         slow = await provider.acall_tool("hang", {"seconds": 0.8})
     assert hung.timed_out and hung.error == "tool 'hang' timed out after 0.5s"
-    assert elapsed < 3
+    assert elapsed < 15  # not the call's 30 s
     assert after.content == "still here"
     assert slow.content == "woke up"
 

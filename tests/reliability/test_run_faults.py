@@ -57,7 +57,7 @@ def test_a_hanging_sync_tool_times_out_and_the_run_goes_on(tmp_path: Path) -> No
     @tool(timeout=0.3)
     def hang() -> str:
         """Wait forever (until the test ends)."""
-        release.wait(30)
+        release.wait(120)
         return "never seen"
 
     started = time.perf_counter()
@@ -65,7 +65,7 @@ def test_a_hanging_sync_tool_times_out_and_the_run_goes_on(tmp_path: Path) -> No
         report, adapter, store = _run(tmp_path, [hang], [call_tools(("hang", {})), reply("ok")])
     finally:
         release.set()
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 60  # not the tool's 120 s
     assert (report.status, report.content) == ("completed", "ok")
     assert report.tool_calls[0].result is not None and report.tool_calls[0].result.timed_out
     assert "timed out" in _tool_answers(adapter)[0].lower()
