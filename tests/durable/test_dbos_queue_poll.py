@@ -1,6 +1,7 @@
-"""DBOS's queue polling made light (``_dbos_queue``): an empty queue's poll claims nothing,
-a queue holding a run claims it, and a queue's poller polls again as soon as a run of its
-queue ends (a wake never lost, a stop still stops)."""
+"""DBOS's queue polling made light (``_dbos_queue``): an empty queue's poll claims nothing
+(and a worker's queue is polled less often while it stays empty), a queue holding a run
+claims it, and a queue's poller polls again as soon as a run of its queue ends (a wake never
+lost, a stop still stops)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from dbos._context import SetWorkflowID
 
 from deskwork import Desk
 from deskwork.runtime import _dbos_queue
-from deskwork.runtime._dbos_queue import _PollEvent
+from deskwork.runtime._dbos_queue import (
+    IDLE_POLL_SECONDS,
+    _PollEvent,
+    _wait_seconds,
+    back_off_while_idle,
+)
 from deskwork.runtime._durable import _dbos, engine_for
 from deskwork.testing import ScriptedAdapter, reply
 
@@ -44,7 +50,11 @@ def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 def test_a_poll_claims_only_when_its_queue_holds_a_run(sys_db: Any) -> None:
     queue = f"probe-{uuid.uuid4().hex[:8]}"  # served by no poller: the row stays put
-    assert sys_db.dequeue_scopes(queue) == []  # nothing queued: no claim transaction
+    back_off_while_idle(queue)
+    assert _wait_seconds(queue, 0.2) == 0.2
+    for _ in range(10):
+        assert sys_db.dequeue_scopes(queue) == []  # nothing queued: no claim transaction
+    assert _wait_seconds(queue, 0.2) == IDLE_POLL_SECONDS  # idle: polled less often
     workflow_id = f"queue-poll-{uuid.uuid4().hex[:8]}"
     with SetWorkflowID(workflow_id):
         assert _finished() == "done"
@@ -56,6 +66,7 @@ def test_a_poll_claims_only_when_its_queue_holds_a_run(sys_db: Any) -> None:
             .values(status="ENQUEUED", queue_name=queue)
         )
     assert sys_db.dequeue_scopes(queue) == [None]  # DBOS's one scope: it claims
+    assert _wait_seconds(queue, 0.2) == 0.2  # a run came: back to DBOS's interval
     with sys_db.engine.begin() as conn:
         conn.execute(ws.update().where(ws.c.workflow_uuid == workflow_id).values(status="PENDING"))
     assert sys_db.dequeue_scopes(queue) == []  # a running workflow is not a queued one
