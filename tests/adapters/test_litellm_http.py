@@ -263,7 +263,7 @@ def test_process_exit_is_clean(srv: OpenAICompatServer, tmp_path: Path) -> None:
     )
     try:
         done = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
         )
     finally:
         srv.set_handler(None)

@@ -72,7 +72,7 @@ def test_demo_in_a_terminal_asks_the_person(tmp_path: Path) -> None:
         assert b"[y/N]" in before, before.decode(errors="replace")
         os.write(primary, b"n\n")
         after = _read_until(primary, b"deskwork runs show")
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=300) == 0
     finally:
         os.close(primary)
         proc.kill()

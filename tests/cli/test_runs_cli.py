@@ -80,7 +80,7 @@ def _start_and_die(path: Path) -> None:
         "SQLiteRunStore(sys.argv[1]).create_run('orphan', None, runner='w')\n"
         "os._exit(0)\n"
     )
-    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=300)
 
 
 def test_a_run_left_running_by_a_dead_process_is_interrupted_and_can_be_failed(

@@ -29,8 +29,9 @@ def app_env(directory: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_app(directory: Path, *args: str, timeout: float = 60, **env: str) -> str:
-    """Run ``durable_app.py ARGS`` to completion; its stdout."""
+def run_app(directory: Path, *args: str, timeout: float = 300, **env: str) -> str:
+    """Run ``durable_app.py ARGS`` to completion; its stdout (a generous ``timeout``: on a
+    loaded machine one start of the application alone has taken over 20 s)."""
     done = subprocess.run(
         [PYTHON, str(HERE / "durable_app.py"), *args],
         env=app_env(directory, **env),
@@ -43,8 +44,9 @@ def run_app(directory: Path, *args: str, timeout: float = 60, **env: str) -> str
     return done.stdout
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 30, what: str = "") -> None:
-    """Poll ``condition`` until it holds."""
+def wait_for(condition: Callable[[], bool], timeout: float = 120, what: str = "") -> None:
+    """Poll ``condition`` until it holds (at most ``timeout`` seconds, generous for a loaded
+    CI machine: it returns as soon as the condition holds)."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

@@ -29,7 +29,7 @@ def test_two_processes_resume_one_pause_and_the_tool_runs_once(
         )
         for _ in range(2)
     ]
-    outs = [proc.communicate(timeout=60) for proc in procs]
+    outs = [proc.communicate(timeout=300) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], [err[-2000:] for _, err in outs]
     reports = [_last_json(out) for out, _ in outs]
 

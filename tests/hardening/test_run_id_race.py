@@ -49,7 +49,7 @@ def test_only_one_of_two_racing_processes_runs_a_chosen_id(tmp_path: Path) -> No
         )
         for name in ("first", "second")
     ]
-    outs = [proc.communicate(timeout=60) for proc in procs]
+    outs = [proc.communicate(timeout=300) for proc in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-1500:] for _, err in outs]
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
     winners = [r for r in results if r.get("status") == "completed"]
