@@ -42,10 +42,9 @@ async def test_a_cancelled_async_tool_really_stops() -> None:
     finished, work = _finisher()
     cancel = asyncio.Event()
     asyncio.get_running_loop().call_later(0.05, cancel.set)
-    started = time.perf_counter()
     result = await aexecute_tool(tool(work), _call("work"), cancel_event=cancel)
     assert result.cancelled and not result.timed_out
-    assert time.perf_counter() - started < WOULD_FINISH
+    assert finished == []  # the result came back before the tool would have finished
     await asyncio.sleep(WOULD_FINISH * 2)
     assert finished == []
 
@@ -91,7 +90,7 @@ async def test_cancel_event_with_a_sync_tool_returns_at_once() -> None:
 
     @tool
     def blocking() -> str:
-        release.wait(5)
+        release.wait(60)
         return "late"
 
     cancel = asyncio.Event()
@@ -99,7 +98,7 @@ async def test_cancel_event_with_a_sync_tool_returns_at_once() -> None:
     started = time.perf_counter()
     result = await aexecute_tool(blocking, _call("blocking"), cancel_event=cancel)
     assert result.cancelled and result.content is None
-    assert time.perf_counter() - started < 1  # did not wait for the thread
+    assert time.perf_counter() - started < 20  # did not wait for the thread's 60 s
     release.set()
 
 

@@ -100,10 +100,13 @@ async def test_a_thread_tool_runs_in_this_process() -> None:
     assert result.content is not None and result.content.startswith("deskwork-tool")
 
 
+LINGERING = threading.Event()
+
+
 @tool()
 def linger() -> str:
-    """Blocks longer than the caller is willing to wait."""
-    time.sleep(1.5)
+    """Blocks longer than the caller is willing to wait (60 s, or until the test is done)."""
+    LINGERING.wait(60)
     return "late"
 
 
@@ -119,4 +122,5 @@ def test_a_sync_tool_with_a_cancel_event_can_be_cancelled_from_a_sync_api() -> N
     started = time.monotonic()
     result = run_sync(call_and_cancel(), api="test")
     assert (result.cancelled, result.content) == (True, None)
-    assert time.monotonic() - started < 1.4  # it did not wait for the tool
+    LINGERING.set()
+    assert time.monotonic() - started < 20  # it did not wait for the tool's 60 s
