@@ -226,6 +226,9 @@ class EventHub:
         if not targets:
             return
         if threading.get_ident() == self._thread:
-            _deliver(targets, Outgoing(event))
+            # after the callbacks already due (a store's commit of the events added in this
+            # turn of the loop): a stream may write the event to its client in the delivery,
+            # and a client must only see events the store keeps (it resumes by position)
+            self.loop.call_soon(_deliver, targets, Outgoing(event))
         else:  # a run on another thread's loop: hand the event over to the server's loop
             self.loop.call_soon_threadsafe(_deliver, targets, Outgoing(event))
