@@ -59,17 +59,15 @@ def test_a_poll_claims_only_when_its_queue_holds_a_run(sys_db: Any) -> None:
     with SetWorkflowID(workflow_id):
         assert _finished() == "done"
     ws = sys_db.tables.workflow_status
-    with sys_db.engine.begin() as conn:  # the finished workflow, queued again
-        conn.execute(
-            ws.update()
-            .where(ws.c.workflow_uuid == workflow_id)
-            .values(status="ENQUEUED", queue_name=queue)
-        )
-    assert sys_db.dequeue_scopes(queue) == [None]  # DBOS's one scope: it claims
+    for status, scopes in (("PENDING", []), ("ENQUEUED", [None])):
+        with sys_db.engine.begin() as conn:  # the finished workflow, running, then queued
+            conn.execute(
+                ws.update()
+                .where(ws.c.workflow_uuid == workflow_id)
+                .values(status=status, queue_name=queue)
+            )
+        assert sys_db.dequeue_scopes(queue) == scopes  # queued: DBOS's one scope, it claims
     assert _wait_seconds(queue, 0.2) == 0.2  # a run came: back to DBOS's interval
-    with sys_db.engine.begin() as conn:
-        conn.execute(ws.update().where(ws.c.workflow_uuid == workflow_id).values(status="PENDING"))
-    assert sys_db.dequeue_scopes(queue) == []  # a running workflow is not a queued one
 
 
 def test_dbos_queue_threads_wait_on_the_wakeable_event(sys_db: Any) -> None:

@@ -13,6 +13,8 @@ database's write lock from the workers that run.
 and claim only when it does. The read matches every row the claim could take (it leaves out
 only the claim's own narrower filters: version, application), so a queued run is still
 claimed at the same poll; a queue holding runs this worker cannot take claims as before.
+For a second after a poll found a run, polls claim without asking (a busy worker, whose
+queue holds runs, would only pay the read on top of the claim).
 Private DBOS API (``SystemDatabase.dequeue_scopes``, asked once per poll before the claim,
 and its tables); a sharded system database keeps DBOS's own scopes.
 
@@ -49,6 +51,11 @@ _IDLE_GROWTH = 1.5
 _log = logging.getLogger("deskwork.durable")
 _empty_polls: dict[str, int] = {}
 """Per queue: the polls in a row that found it empty (written by its one poller thread)."""
+_BUSY_SECONDS = 1.0
+"""After a poll found its queue holding a run, the polls of the next second claim without
+asking first (a busy worker's poll costs what DBOS's does, one read a second more)."""
+_found_at: dict[str, float] = {}
+"""Per queue: when a poll last found it holding a run (``time.monotonic``)."""
 _backing_off: set[str] = set()
 """The queues whose pollers back off while they stay empty (:func:`back_off_while_idle`)."""
 
@@ -109,12 +116,17 @@ def skip_empty_claims() -> None:
         scopes: list[str | None] = original(self, queue_name)
         if scopes != [None] or getattr(self, "sharded", False):
             return scopes  # a sharded database: each scope claims under its own key
+        asked = time.monotonic()
+        if asked - _found_at.get(queue_name, -_BUSY_SECONDS) < _BUSY_SECONDS:
+            return scopes  # a busy queue: claim as DBOS does, without asking first
         try:
             queued = _has_enqueued(self, queue_name)
         except Exception as exc:  # the claim meets the same error and DBOS reports it
             _log.debug("asking whether queue %s holds runs failed: %s", queue_name, exc)
             queued = True
         _empty_polls[queue_name] = 0 if queued else _empty_polls.get(queue_name, 0) + 1
+        if queued:
+            _found_at[queue_name] = asked
         return scopes if queued else []
 
     dequeue_scopes.deskwork = True  # type: ignore[attr-defined]
