@@ -76,27 +76,33 @@ def test_dbos_queue_threads_wait_on_the_wakeable_event(sys_db: Any) -> None:
 
 
 def _poller(polls: _PollEvent, queue: str, timeout: float, answers: list[bool]) -> threading.Thread:
-    thread = threading.Thread(
-        target=lambda: answers.append(polls.wait(timeout)), name=f"queue-worker-{queue}"
-    )
+    """A poller thread of ``queue`` that has had its first look (as DBOS's do before they
+    poll) when this returns, then waits ``timeout`` seconds."""
+    looked = threading.Event()
+
+    def poll() -> None:
+        answers.append(polls.wait(0))
+        looked.set()
+        answers.append(polls.wait(timeout))
+
+    thread = threading.Thread(target=poll, name=f"queue-worker-{queue}")
     thread.start()
+    assert looked.wait(10)
     return thread
 
 
 def test_a_run_ending_wakes_the_poller_of_its_queue_only() -> None:
     polls = _PollEvent(threading.Event())
     assert polls.wait(0) is False  # an unnamed thread just waits
-    first: list[bool] = []
-    _poller(polls, "q", 0, first).join()  # the poller's first look: nothing woken yet
     mine: list[bool] = []
     other: list[bool] = []
     waiting = _poller(polls, "q", 60, mine)
     elsewhere = _poller(polls, "r", 0.5, other)
     polls.wake("q")
     waiting.join(10)
-    assert not waiting.is_alive() and mine == [False]  # woken: it polls now
+    assert not waiting.is_alive() and mine == [False, False]  # woken: it polls now
     elsewhere.join(10)
-    assert other == [False]  # r's poller waited for its own timeout
+    assert other == [False, False]  # r's poller waited for its own timeout
     assert not polls.is_set()
 
 
@@ -127,6 +133,6 @@ def test_stopping_ends_every_wait() -> None:
     waiting = _poller(polls, "q", 60, answers)
     polls.set()
     waiting.join(10)
-    assert answers == [True] and stop.is_set()  # DBOS's own event is set too
+    assert answers == [False, True] and stop.is_set()  # DBOS's own event is set too
     late = _PollEvent(stop)  # DBOS stopped before the swap: its event still counts
     assert late.is_set() and late.wait(60) is True
