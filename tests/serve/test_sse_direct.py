@@ -14,11 +14,13 @@ import pytest
 import uvicorn
 from serve_support import Live, make_desk, parse_sse
 
+from deskwork import Worker
 from deskwork.core.event import new_event
 from deskwork.event_bus import EventBus
 from deskwork.serve import create_app
 from deskwork.serve._direct import SERVER_SEND, DirectWriter, direct_writer
 from deskwork.serve._hub import EventHub, Outgoing
+from deskwork.tools import tool
 
 pytest.importorskip("httptools")
 
@@ -155,6 +157,43 @@ async def _follow_while_running(live: Live, clients: int) -> tuple[str, list[str
         return run_id, [r.text for r in await asyncio.gather(*streams)]
 
 
+def _gated_runner(live: Live) -> threading.Event:
+    """Register ``gated`` on the live desk: its tool waits until the returned event is set,
+    so a test can have its streams connected before the run's later events happen."""
+    gate = threading.Event()
+
+    @tool(name="wait_a_bit", description="Wait until the test opens the gate")
+    async def wait_for_gate(seconds: float) -> str:
+        assert await asyncio.to_thread(gate.wait, 60), "the test never opened the gate"
+        return "waited"
+
+    live.desk.register(Worker(name="gated", tools=[wait_for_gate], instructions="Wait."))
+    return gate
+
+
+async def _follow_gated_run(
+    live: Live, gate: threading.Event, clients: int
+) -> tuple[str, list[str]]:
+    """Start a gated run, let ``clients`` streams receive its first replayed event, open the
+    gate, and return every stream's whole text: the events after the gate came live."""
+    async with httpx.AsyncClient(base_url=live.url, timeout=30) as client:
+        body = {"runner": "gated", "job": {"input": "1"}}
+        run_id = (await client.post("/runs", json=body)).json()["run_id"]
+        connected = asyncio.Barrier(clients + 1)
+
+        async def follow() -> str:
+            async with client.stream("GET", f"/runs/{run_id}/events") as response:
+                parts = response.aiter_text()
+                text = await anext(parts)
+                await connected.wait()
+                return text + "".join([part async for part in parts])
+
+        streams = [asyncio.create_task(follow()) for _ in range(clients)]
+        await connected.wait()
+        gate.set()
+        return run_id, await asyncio.gather(*streams)
+
+
 @pytest.mark.parametrize("direct", [True, False])
 async def test_followers_see_the_stream_a_late_client_replays(
     live: Live, monkeypatch: pytest.MonkeyPatch, direct: bool
@@ -171,12 +210,13 @@ async def test_followers_see_the_stream_a_late_client_replays(
     monkeypatch.setattr(DirectWriter, "write", counted)
     if not direct:
         monkeypatch.setattr(DirectWriter, "ready", lambda self: False)
-    run_id, bodies = await _follow_while_running(live, 3)
+    gate = _gated_runner(live)
+    run_id, bodies = await _follow_gated_run(live, gate, 3)
     async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
         replay = parse_sse((await client.get(f"/runs/{run_id}/events")).text)
     assert replay[-1]["data"] == {"status": "completed"}
     assert all(parse_sse(body) == replay for body in bodies)
-    assert bool(written) == direct  # live events of the sleeper went straight out
+    assert bool(written) == direct  # the events after the gate went straight out
 
 
 async def test_a_stream_fed_without_waking_is_still_woken_by_the_tick_once_quiet() -> None:
