@@ -119,8 +119,14 @@ class Live:
 def start_server(desk: Desk | None = None, **options: Any) -> tuple[Live, threading.Thread]:
     """Serve ``desk`` (a fresh :func:`make_desk` by default) with uvicorn in a thread."""
     desk = desk or make_desk()
-    app = create_app(desk, poll_interval=0.1, **options)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
+    server, thread, url = serve_app(create_app(desk, poll_interval=0.1, **options))
+    return Live(url, desk, server), thread
+
+
+def serve_app(app: Any, http: str = "auto") -> tuple[uvicorn.Server, threading.Thread, str]:
+    """Serve the ASGI ``app`` with uvicorn (``http``: its protocol) in a thread, on a free
+    port of 127.0.0.1; returns once it listens."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", http=http)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -129,7 +135,7 @@ def start_server(desk: Desk | None = None, **options: Any) -> tuple[Live, thread
         assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
-    return Live(f"http://127.0.0.1:{port}", desk, server), thread
+    return server, thread, f"http://127.0.0.1:{port}"
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:

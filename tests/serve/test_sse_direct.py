@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from serve_support import Live, make_desk, parse_sse
+from serve_support import Live, make_desk, parse_sse, serve_app
 
 from deskwork import Worker
 from deskwork.core.event import new_event
@@ -23,19 +21,6 @@ from deskwork.serve._hub import EventHub, Outgoing
 from deskwork.tools import tool
 
 pytest.importorskip("httptools")
-
-
-def _serve(app: Any, http: str) -> tuple[uvicorn.Server, threading.Thread, str]:
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", http=http)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    return server, thread, f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("http", ["httptools", "h11"])
@@ -57,7 +42,7 @@ def test_uvicorns_httptools_cycle_is_recognized_and_written_to(http: str) -> Non
                 await send({"type": "http.response.body", "body": part, "more_body": True})
         await send({"type": "http.response.body", "body": b"end\n", "more_body": False})
 
-    server, thread, url = _serve(app, http)
+    server, thread, url = serve_app(app, http)
     try:
         response = httpx.get(url + "/", timeout=10)
         assert response.status_code == 200
@@ -81,7 +66,7 @@ def test_a_response_with_a_length_is_not_written_directly() -> None:
         found.append(direct_writer(scope, receive))
         await send({"type": "http.response.body", "body": b"ok"})
 
-    server, thread, url = _serve(app, "httptools")
+    server, thread, url = serve_app(app, "httptools")
     try:
         assert httpx.get(url + "/", timeout=10).text == "ok"
         assert found == [None]
@@ -137,7 +122,7 @@ async def test_a_middleware_of_the_users_sees_every_byte_of_a_stream(
         app.add_middleware(_Seen, bodies=bodies)
     else:
         app = _Seen(app, bodies)
-    server, thread, url = _serve(app, "httptools")
+    server, thread, url = serve_app(app, "httptools")
     try:
         live = Live(url, desk, server)
         _, texts = await _follow_while_running(live, 1)
