@@ -5,8 +5,11 @@ workforce of slow members) from a process that serves no queue, and prints the r
 ``python fanout_app.py finish RUNNER`` recovers and waits for its latest run.
 
 Its directory is ``$DURABLE_DIR``. Each of the four members asks the model (0.15 s), calls
-the tool ``mark`` once, then answers (0.15 s; 1.5 s for the crew's members). ``mark`` logs
+the tool ``mark`` once, then answers (1 s; 1.5 s for the crew's members). ``mark`` logs
 the member and its process in ``marks``; each answer is logged in ``answers`` as it starts.
+The members of ``team`` and ``spread`` answer in 1 s: longer than an idle worker's longest
+wait between polls (0.45 s), so while one worker's two slots are busy the other worker
+claims the other two members, instead of the first worker taking them as its runs end.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from deskwork.workflow import Parallel, Step
 HERE = Path(os.environ.get("DURABLE_DIR", "."))
 LATENCY = 0.15
 SLOW_ANSWER = 1.5
+SPREAD_ANSWER = 1.0
 
 
 def _log(name: str, line: str) -> None:
@@ -44,7 +48,7 @@ def _model(messages: list[dict[str, Any]], tools: Any) -> Any:
     if not any(m.get("role") == "tool" for m in messages):
         return call_tool("mark", member=member)
     _log("answers", f"{member} {os.getpid()}")
-    latency = SLOW_ANSWER if member.startswith("c") else LATENCY
+    latency = SLOW_ANSWER if member.startswith("c") else SPREAD_ANSWER
     return reply(f"{member} done by {os.getpid()}", latency=latency)
 
 
