@@ -227,12 +227,17 @@ class TestCircuitBreaker:
         assert breaker.failure_count == 1
 
     async def test_half_open_probe_success_closes_the_circuit(self) -> None:
-        breaker = CircuitBreakerMiddleware(failure_threshold=1, recovery_timeout_seconds=0.01)
+        clock = FakeClock()  # a real 10 ms timeout elapses before the OPEN check under load
+        breaker = CircuitBreakerMiddleware(
+            failure_threshold=1, recovery_timeout_seconds=10, clock=clock
+        )
         agent = self._agent(breaker, [False, True, True])
         with pytest.raises(AgentProcessError):
             await agent.invoke(make_test_state())
         assert breaker.state is CircuitBreakerState.OPEN
-        await asyncio.sleep(0.02)
+        clock.now += 9.9
+        assert breaker.state is CircuitBreakerState.OPEN
+        clock.now += 0.1
         assert breaker.state is CircuitBreakerState.HALF_OPEN
         await agent.invoke(make_test_state())
         assert breaker.state is CircuitBreakerState.CLOSED
