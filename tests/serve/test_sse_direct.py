@@ -33,7 +33,7 @@ def test_uvicorns_httptools_cycle_is_recognized_and_written_to(http: str) -> Non
         assert scope["type"] == "http"
         scope[SERVER_SEND] = send  # as create_app's app notes it
         await send({"type": "http.response.start", "status": 200, "headers": []})
-        direct = direct_writer(scope, receive)
+        direct = direct_writer(scope)
         found.append(direct)
         for part in (b"one\n", b"two\n"):
             if direct is not None and direct.ready():
@@ -63,7 +63,7 @@ def test_a_response_with_a_length_is_not_written_directly() -> None:
         headers = [(b"content-length", b"2")]
         scope[SERVER_SEND] = send
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        found.append(direct_writer(scope, receive))
+        found.append(direct_writer(scope))
         await send({"type": "http.response.body", "body": b"ok"})
 
     server, thread, url = serve_app(app, "httptools")
@@ -179,20 +179,26 @@ async def _follow_gated_run(
         return run_id, await asyncio.gather(*streams)
 
 
+def _noted_direct_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The data of every direct write from here on (they still go out)."""
+    written: list[bytes] = []
+    write = DirectWriter.write
+
+    def noted(self: DirectWriter, data: bytes) -> None:
+        written.append(data)
+        write(self, data)
+
+    monkeypatch.setattr(DirectWriter, "write", noted)
+    return written
+
+
 @pytest.mark.parametrize("direct", [True, False])
 async def test_followers_see_the_stream_a_late_client_replays(
     live: Live, monkeypatch: pytest.MonkeyPatch, direct: bool
 ) -> None:
     """Live events go straight to the transport (or, when the connection cannot take them,
     through ``send``), and every follower gets exactly what the stored run replays."""
-    written: list[bytes] = []
-    write = DirectWriter.write
-
-    def counted(self: DirectWriter, data: bytes) -> None:
-        written.append(data)
-        write(self, data)
-
-    monkeypatch.setattr(DirectWriter, "write", counted)
+    written = _noted_direct_writes(monkeypatch)
     if not direct:
         monkeypatch.setattr(DirectWriter, "ready", lambda self: False)
     gate = _gated_runner(live)
@@ -201,12 +207,36 @@ async def test_followers_see_the_stream_a_late_client_replays(
         replay = parse_sse((await client.get(f"/runs/{run_id}/events")).text)
     assert replay[-1]["data"] == {"status": "completed"}
     assert all(parse_sse(body) == replay for body in bodies)
-    if not direct:
+    if direct:  # at least the first event after the gate, by each of the three streams
+        assert len(written) >= 3 and all(b"run.completed" not in w for w in written)
+    else:
         assert written == []  # a connection that cannot take a write gets none
-    # Whether the live events went straight out is not asserted here: in a process where
-    # tests/graph/foundation or tests/graph/react ran first they went through ``send``
-    # (cause not found yet; the streams were right either way). The direct path's own
-    # tests are above and below.
+
+
+async def test_streams_write_directly_under_fastapis_own_opentelemetry(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a tracer provider configured for the process (as an app with OpenTelemetry, or
+    a test before this one, sets it), FastAPI wraps ``receive`` and ``send`` of every
+    request inside the app: streams still write directly, and the request's span ends
+    when the stream does."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    written = _noted_direct_writes(monkeypatch)
+    _, bodies = await _follow_gated_run(live, _gated_runner(live), 2)
+    assert all(parse_sse(body)[-1]["data"] == {"status": "completed"} for body in bodies)
+    assert len(written) >= 2
+    routes = [(s.attributes or {}).get("http.route") for s in exporter.get_finished_spans()]
+    assert routes.count("/runs/{run_id}/events") == 2  # FastAPI's layer was in place
+    provider.shutdown()
 
 
 async def test_a_stream_fed_without_waking_is_still_woken_by_the_tick_once_quiet() -> None:

@@ -17,6 +17,12 @@ recognize, or a middleware between uvicorn and the app's routes other than the a
 (it may need to see or change the bytes: the app notes the ``send`` it got from the server
 under :data:`SERVER_SEND` only when there is none) leaves :func:`direct_writer` returning
 ``None``: streams then only use ``send``.
+
+The request cycle is found from that ``send`` (a bound method of uvicorn's cycle), not
+from the ``receive`` the route gets: FastAPI's own OpenTelemetry layer wraps ``receive``
+and ``send`` inside the app whenever a tracer, meter or logger provider is configured for
+the process, and it needs only the response's start and end, which still go through
+``send``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deskwork.serve._security import Receive, Scope
+from deskwork.serve._security import Scope
 
 __all__ = ["SERVER_SEND", "DirectWriter", "direct_writer"]
 
@@ -59,13 +65,14 @@ class DirectWriter:
         self._cycle.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
 
 
-def direct_writer(scope: Scope, receive: Receive) -> DirectWriter | None:
-    """A :class:`DirectWriter` for the response of the request of ``scope`` and
-    ``receive``, once its start was sent: ``None`` unless uvicorn's httptools protocol
-    serves it with chunked encoding (``receive`` is then its request cycle's own method)
-    and the app got that cycle's own ``send`` (``scope[SERVER_SEND]``)."""
+def direct_writer(scope: Scope) -> DirectWriter | None:
+    """A :class:`DirectWriter` for the response of the request of ``scope``, once its start
+    was sent: ``None`` unless the app got the server's own ``send`` (``scope[SERVER_SEND]``)
+    and it belongs to a request cycle of uvicorn's httptools protocol that serves the
+    response with chunked encoding."""
+    server_send: Any = scope.get(SERVER_SEND)
+    cycle: Any = getattr(server_send, "__self__", None)  # else: a middleware of the user's
     module = sys.modules.get(_HTTPTOOLS)
-    cycle: Any = getattr(receive, "__self__", None)
     if cycle is None or type(cycle) is not getattr(module, "RequestResponseCycle", None):
         return None
     if not all(hasattr(cycle, name) for name in _CYCLE_FIELDS):
@@ -73,8 +80,5 @@ def direct_writer(scope: Scope, receive: Receive) -> DirectWriter | None:
     if not hasattr(cycle.flow, "write_paused"):
         return None
     if cycle.chunked_encoding is not True or cycle.scope.get("method") == "HEAD":
-        return None
-    server_send: Any = scope.get(SERVER_SEND)
-    if getattr(server_send, "__self__", None) is not cycle:  # a middleware of the user's
         return None
     return DirectWriter(cycle)

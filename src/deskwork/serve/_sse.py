@@ -66,7 +66,7 @@ class HubStreamResponse(Response):
         gone.add_done_callback(lambda _: sub.close())
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            await self.follow(sub, write, direct_writer(scope, receive))
+            await self.follow(sub, write, direct_writer(scope))
             if not gone.done():
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
