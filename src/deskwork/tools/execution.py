@@ -134,7 +134,7 @@ def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
         raise ToolValidationError(
             f"invalid arguments for tool {tool.name!r}: {details}", tool_name=tool.name
         ) from exc
-    return {name: getattr(model, name) for name in type(model).model_fields}
+    return model.__dict__.copy()  # a validated model's __dict__ holds its fields, only them
 
 
 async def _call_with_retries(
@@ -226,17 +226,26 @@ def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
             value = TypeAdapter(tool.output_type).validate_python(value)
         except ValidationError as exc:
             return _error(f"tool {tool.name!r} returned invalid output: {exc}", exc)
-        data = to_jsonable(value)
-        return ToolResult(content=json.dumps(data, default=str), data=data)
+        return _json_result(to_jsonable(value))
     if value is None:
         return ToolResult(content="")
     if isinstance(value, str):
         return ToolResult(content=value)
-    is_dataclass = dataclasses.is_dataclass(value) and not isinstance(value, type)
-    if is_dataclass or isinstance(value, BaseModel | dict | list | tuple | int | float | bool):
-        data = to_jsonable(value)
-        return ToolResult(content=json.dumps(data, default=str), data=data)
+    if isinstance(value, _JSON_VALUES) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        return _json_result(to_jsonable(value))
     return ToolResult(content=str(value), data=value)
+
+
+_JSON_VALUES = (BaseModel, dict, list, tuple, int, float, bool)
+"""Returned values the model sees as JSON (a union built per call cost ~1.5 us)."""
+_to_json = json.JSONEncoder(default=str).encode
+"""``json.dumps(data, default=str)`` without a new encoder per call."""
+
+
+def _json_result(data: Any) -> ToolResult:
+    return ToolResult(content=_to_json(data), data=data)
 
 
 def _error(
