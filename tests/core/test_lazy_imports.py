@@ -151,3 +151,62 @@ def test_the_tools_alone_do_not_load_the_desk() -> None:
 
 def test_runs_that_never_call_litellm_never_import_it(tmp_path: Path) -> None:
     assert _run(_NO_MODEL_CALL, str(tmp_path)) == ["completed", "hi", "completed", False]
+
+
+# What a worker program's import leaves to the first run: the worker loop and its steps, the
+# adapter base (ModelResponse and the structured-output pipeline), the pool's queue, the
+# default memory store, and pydantic's TypeAdapter (only structured output uses it).
+_FIRST_RUN_LOADS = [
+    "deskwork.runtime._worker_loop",
+    "deskwork.runtime._model_step",
+    "deskwork.runtime._tool_step",
+    "deskwork.runtime._run",
+    "deskwork.runtime.steps",
+    "deskwork.adapters.base",
+    "deskwork.tools.execution",
+    "deskwork.memory.simple",
+    "queue",
+]
+
+
+def test_importing_desk_worker_and_job_leaves_the_run_machinery_to_the_first_run(
+    tmp_path: Path,
+) -> None:
+    loaded = _run(
+        "import json, sys\n"
+        "from deskwork import Desk, Job, Worker\n"
+        f"names = {_FIRST_RUN_LOADS!r}\n"
+        "at_import = [m for m in names if m in sys.modules]\n"
+        "from deskwork.adapters import BaseModelAdapter, ModelResponse\n"
+        "class Hello(BaseModelAdapter):\n"
+        "    async def acomplete(self, **kwargs):\n"
+        "        return ModelResponse(content='hello')\n"
+        "from deskwork.store import InMemoryRunStore\n"
+        "desk = Desk(model='m', adapter=Hello(), run_store=InMemoryRunStore(),"
+        " storage_dir=sys.argv[1])\n"
+        "report = desk.run(Worker(name='w'), Job(input='hi'))\n"
+        "after_run = [m for m in names if m not in sys.modules]\n"
+        "print(json.dumps([at_import, report.content, after_run]))",
+        str(tmp_path),
+    )
+    assert loaded == [[], "hello", []]
+
+
+def test_every_public_model_builds_its_schema_from_a_bare_import() -> None:
+    # models defer their schema build; a name imported only for type checkers (as the lazy
+    # imports above do) would fail that build at the first validation, so build them all
+    built = _run(
+        "import json, deskwork, deskwork.adapters, deskwork.core\n"
+        "from pydantic import BaseModel\n"
+        "names = []\n"
+        "for package in (deskwork, deskwork.core, deskwork.adapters):\n"
+        "    for name in package.__all__:\n"
+        "        value = getattr(package, name)\n"
+        "        if isinstance(value, type) and issubclass(value, BaseModel):\n"
+        "            value.model_rebuild(force=True, raise_errors=True)\n"
+        "            names.append(value.__name__)\n"
+        "print(json.dumps(sorted(set(names))))"
+    )
+    assert {"Job", "Event", "Message", "ModelResponse", "Report", "RunState", "ToolCall"} <= set(
+        built
+    )

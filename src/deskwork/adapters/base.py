@@ -16,14 +16,17 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from deskwork._sync import run_sync
 from deskwork.core._model import DeskworkModel
 from deskwork.core.tool_call import ToolCall
 from deskwork.exceptions import DeskworkError
+
+if TYPE_CHECKING:  # pydantic.type_adapter loads with the first structured output
+    from pydantic import TypeAdapter
 
 __all__ = [
     "BaseModelAdapter",
@@ -159,6 +162,8 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
 
 def schema_adapter(schema: Any) -> TypeAdapter[Any]:
     """A TypeAdapter for a Pydantic model class or an existing TypeAdapter."""
+    from pydantic import TypeAdapter
+
     if isinstance(schema, TypeAdapter):
         return schema
     return TypeAdapter(schema)

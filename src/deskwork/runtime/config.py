@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from deskwork.adapters._retry import RetryPolicy
-from deskwork.adapters.base import BaseModelAdapter
-from deskwork.core.event import Event
 from deskwork.utils import new_id
 
 if TYPE_CHECKING:
+    from deskwork.adapters.base import BaseModelAdapter
+    from deskwork.core.event import Event
     from deskwork.runtime._budget import Budget
     from deskwork.runtime.desk import Desk
     from deskwork.tools._pool import ToolThreadPool

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from deskwork._extras import require
 from deskwork._sync import run_sync
 from deskwork.adapters._retry import RetryPolicy
-from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType, new_event
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
@@ -26,11 +25,8 @@ from deskwork.core.state import RunState
 from deskwork.core.types import RunStatus
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
-from deskwork.memory.base import MemoryStore
-from deskwork.memory.simple import InMemoryMemoryStore
 from deskwork.runtime._budget import Budget, current_budget
 from deskwork.runtime.config import EventEmitter, RunConfig
-from deskwork.runtime.runner import Runner
 from deskwork.store._url import (
     DB_FILENAME,
     is_postgres,
@@ -39,17 +35,21 @@ from deskwork.store._url import (
     open_session_store,
     resolve_database_url,
 )
-from deskwork.store.base import RunStore
-from deskwork.tools._pool import DEFAULT_TOOL_THREADS, ToolThreadPool
+from deskwork.tools._pool import DEFAULT_TOOL_THREADS
 from deskwork.utils import new_id, to_jsonable
 
 if TYPE_CHECKING:
     from langgraph.pregel import Pregel
 
+    from deskwork.adapters.base import BaseModelAdapter
+    from deskwork.memory.base import MemoryStore
     from deskwork.runtime._queues import QueueSettings
+    from deskwork.runtime.runner import Runner
     from deskwork.runtime.session import WorkerSession
     from deskwork.runtime.worker import Worker
+    from deskwork.store.base import RunStore
     from deskwork.store.session import SessionStore
+    from deskwork.tools._pool import ToolThreadPool
 
 __all__ = ["DB_FILENAME", "Desk"]
 
@@ -163,6 +163,8 @@ class Desk:
             if is_postgres(self.database_url):
                 self._memory_store = open_memory_store(self.database_url)
             else:
+                from deskwork.memory.simple import InMemoryMemoryStore
+
                 self._memory_store = InMemoryMemoryStore()
         return self._memory_store
 
@@ -175,6 +177,8 @@ class Desk:
     def tool_pool(self) -> ToolThreadPool:
         """The daemon threads that run sync tools off the event loop (``max_tool_threads``)."""
         if self._tool_pool is None:
+            from deskwork.tools._pool import ToolThreadPool
+
             self._tool_pool = ToolThreadPool(self.max_tool_threads)
         return self._tool_pool
 

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskwork._sync import run_sync
-from deskwork.core._model import trusted
-from deskwork.core.event import EventType
-from deskwork.core.job import Job
-from deskwork.core.report import Report
-from deskwork.core.state import RunState
-from deskwork.runtime._model_step import append_assistant, request_reply, structured_turn
-from deskwork.runtime._run import WorkerRun, build_messages, resolve_tools
-from deskwork.runtime._tool_step import handle_tool_calls, resume_pending
-from deskwork.runtime.config import RunConfig
-from deskwork.runtime.steps import Failure, FinalOutput, Interruption, NextStep, RunAgain
-from deskwork.tools.base import Tool
-from deskwork.tools.toolbelt import Toolbelt
-from deskwork.utils import to_jsonable
+
+if TYPE_CHECKING:  # the loop (runtime._worker_loop) and what it needs load with the first run
+    from deskwork.core.job import Job
+    from deskwork.core.report import Report
+    from deskwork.core.state import RunState
+    from deskwork.runtime.config import RunConfig
+    from deskwork.tools.base import Tool
+    from deskwork.tools.toolbelt import Toolbelt
 
 __all__ = ["Worker"]
-
-CONTEXT_KEY = "context"
-LAST_OUTPUT_KEY = "last_output"
 
 
 class Worker:
@@ -60,6 +52,8 @@ class Worker:
     def toolbelt(self) -> Toolbelt:
         """The worker's tools as a :class:`Toolbelt` (built on first use)."""
         if self._toolbelt is None:
+            from deskwork.tools.toolbelt import Toolbelt
+
             self._toolbelt = Toolbelt(self._tools)
         return self._toolbelt
 
@@ -73,29 +67,17 @@ class Worker:
 
     async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
         """Run ``job`` to completion, pause or failure."""
-        memory = config.desk.memory_store if config.desk is not None else None
-        context = memory.read(CONTEXT_KEY, self.scope) if memory is not None else None
-        run = WorkerRun(
-            worker=self,
-            config=config,
-            job=job,
-            model=config.model_name(self.model),
-            tools=resolve_tools(self, job),
-            messages=build_messages(self, job, context),
-        )
-        run.emit(EventType.WORKER_STARTED)
-        return await _drive(run, None)
+        from deskwork.runtime._worker_loop import start
+
+        return await start(self, config, job)
 
     async def aresume(
         self, config: RunConfig, state: RunState, decision: Any, job: Job | None = None
     ) -> tuple[Report, RunState]:
         """Continue a paused run from its stored state with the person's ``decision``."""
-        job = job or Job.from_state(state.job)
-        run = WorkerRun.restore(self, config, state, job)
-        if state.pending_action is None:
-            return _finish(run, Failure("run has no pending action to resume"))
-        run.emit(EventType.WORKER_STARTED)
-        return await _drive(run, await resume_pending(run, state.pending_action, decision))
+        from deskwork.runtime._worker_loop import resume
+
+        return await resume(self, config, state, decision, job)
 
     def run(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
         """Synchronous :meth:`arun`."""
@@ -104,91 +86,3 @@ class Worker:
     def resume(self, config: RunConfig, state: RunState, decision: Any) -> tuple[Report, RunState]:
         """Synchronous :meth:`aresume`."""
         return run_sync(self.aresume(config, state, decision), api="resume")
-
-
-async def _drive(run: WorkerRun, step: NextStep | None) -> tuple[Report, RunState]:
-    while step is None or isinstance(step, RunAgain):
-        if run.iteration >= run.config.max_iterations:
-            step = Failure(f"max_iterations exceeded ({run.config.max_iterations})")
-            break
-        run.iteration += 1
-        step = await _take_turn(run)
-    return _finish(run, step)
-
-
-def _stream_eligible(run: WorkerRun) -> bool:
-    return run.config.stream and run.job.response_schema is None
-
-
-async def _take_turn(run: WorkerRun) -> NextStep:
-    if run.job.response_schema is not None and not run.tools:
-        return await structured_turn(run)
-    reply = await request_reply(run, stream=_stream_eligible(run))
-    if isinstance(reply, Failure):
-        return reply
-    append_assistant(run, reply)
-    if reply.tool_calls:
-        return await handle_tool_calls(run, reply.tool_calls)
-    if run.job.response_schema is not None:
-        return await structured_turn(run)
-    return FinalOutput(content=reply.content, reasoning=reply.reasoning_content)
-
-
-def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
-    metrics = {
-        **run.metrics,
-        "iterations": run.iteration,
-        "tool_calls": run.tool_call_count,
-        "tool_errors": run.metrics.get("tool_errors", 0),  # 0: a clean run
-    }
-    run.metrics = metrics
-    report = trusted(Report, _report_values(run, dict(metrics)), set(_REPORT_NAMED))
-    if isinstance(step, FinalOutput):
-        report.status, report.content, report.data = "completed", step.content, step.data
-        _remember(run, step)
-        run.emit(EventType.WORKER_COMPLETED, {})
-        return report, run.to_state("completed")
-    if isinstance(step, Interruption):
-        report.status, report.pending_action = "paused", step.action
-        run.emit(EventType.WORKER_PAUSED, {"pending_action_type": step.action.type})
-        return report, run.to_state("paused", step.action)
-    error = step.error if isinstance(step, Failure) else f"unexpected step {step!r}"
-    report.status, report.errors = "failed", [error]
-    run.emit(EventType.WORKER_FAILED, {"error": error})
-    return report, run.to_state("failed")
-
-
-_REPORT_NAMED = ("run_id", "status", "messages", "tool_calls", "metrics", "reasoning_content")
-
-
-def _report_values(run: WorkerRun, metrics: dict[str, Any]) -> dict[str, Any]:
-    """Every field of ``Report(run_id=..., status="running", messages=..., tool_calls=...,
-    metrics=..., reasoning_content=...)``, the others at their defaults."""
-    return {
-        "run_id": run.config.run_id,
-        "status": "running",
-        "pending_action": None,
-        "content": None,
-        "reasoning_content": _last_reasoning(run),
-        "data": None,
-        "messages": list(run.messages),
-        "tool_calls": list(run.tool_calls),
-        "metrics": metrics,
-        "events": [],
-        "errors": [],
-    }
-
-
-def _last_reasoning(run: WorkerRun) -> str | None:
-    for message in reversed(run.messages):
-        if message.role == "assistant":
-            return message.reasoning_content
-    return None
-
-
-def _remember(run: WorkerRun, step: FinalOutput) -> None:
-    desk = run.config.desk
-    if desk is None:
-        return
-    value = step.data if step.data is not None else step.content
-    desk.memory_store.write(LAST_OUTPUT_KEY, to_jsonable(value), run.worker.scope)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import queue
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
     import asyncio
+    import queue  # ... and queue (with heapq) by the first pool
 
 __all__ = ["DEFAULT_TOOL_THREADS", "ToolThreadPool", "default_pool"]
 
@@ -43,6 +43,8 @@ class ToolThreadPool:
     """
 
     def __init__(self, max_workers: int = DEFAULT_TOOL_THREADS, *, name: str = "deskwork-tool"):
+        import queue
+
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self.max_workers = max_workers
