@@ -161,7 +161,8 @@ def call_off_loop(fn: Callable[[], T]) -> T:
     """``fn()`` on this thread as a pool thread would run it: in a copy of the context, with
     no running event loop (so it may make sync calls, ``asyncio.run``, of its own).
 
-    Only when :func:`sync_call_alone` is true: the loop is blocked until ``fn`` returns.
+    Only when :func:`sync_call_alone` is true, or for a tool declared ``blocking=False``:
+    the loop is blocked until ``fn`` returns.
     """
     events = sys.modules["asyncio.events"]  # imported by the bridge (a from-import costs ~1 us)
     loop = events._get_running_loop()

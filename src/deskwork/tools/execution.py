@@ -40,7 +40,8 @@ async def aexecute_tool(
     of ``pool`` (the desk's, else a process-wide one), so it never blocks the loop. One
     exception, where no loop can be blocked: called through a sync API (``desk.run``) whose
     loop runs nothing but this call, a sync tool without a timeout runs on the calling thread
-    (no thread hand-off; nested sync calls still work).
+    (no thread hand-off; nested sync calls still work). A sync tool declared
+    ``@tool(blocking=False)`` always runs on the loop's thread the same way.
 
     What a timeout (or ``cancel_event``) can and cannot stop:
 
@@ -171,8 +172,9 @@ async def _call_once(
             from deskwork.tools._process import call_in_process
 
             task = asyncio.ensure_future(call_in_process(tool.callable, arguments))
-        elif tool.timeout is None and cancel_event is None and sync_call_alone():
-            # a sync API's own loop, running nothing but this call: no one else waits on it
+        elif not tool.blocking or (
+            tool.timeout is None and cancel_event is None and sync_call_alone()
+        ):  # declared quick, or a sync API's own loop running nothing but this call
             value = call_off_loop(functools.partial(tool.callable, **arguments))
         else:  # a sync tool never runs on the thread of a loop that others use
             task = threaded = (pool or default_pool()).start(
