@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from dbos import DBOS
 from dbos._context import SetWorkflowID
 from dbos._error import (
@@ -43,6 +44,20 @@ METHODS = {
         "conn",
         "owner_xid",
         "child_values",
+    ],
+    "check_operation_execution": [
+        "self",
+        "workflow_id",
+        "function_id",
+        "function_name",
+        "owner_key",
+    ],
+    "record_operation_result": [
+        "self",
+        "result",
+        "completed_at_epoch_ms",
+        "owner_xid",
+        "owner_key",
     ],
 }
 
@@ -166,3 +181,85 @@ def test_ownership_and_cancellation_are_checked_as_dbos_checks_them(sys_db: Any)
         )
     cancelled = _both(sys_db, "_check_operation_execution_txn", workflow_id, 1, "x")
     assert cancelled == [DBOSWorkflowCancelledError] * 2
+
+
+def _outcome(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """What ``call(*args, **kwargs)`` returns, or the type of what it raises."""
+    try:
+        return call(*args, **kwargs)
+    except BaseException as exc:  # some DBOS errors are BaseExceptions
+        return type(exc)
+
+
+def _outputs(sys_db: Any, workflow_id: str) -> list[tuple[int, str, int]]:
+    table = sys_db.tables.operation_outputs
+    with sys_db.engine.begin() as conn:
+        rows = conn.execute(
+            sa.select(table.c.function_id, table.c.output, table.c.completed_at_epoch_ms)
+            .where(table.c.workflow_uuid == workflow_id)
+            .order_by(table.c.function_id)
+        ).all()
+    return [tuple(row) for row in rows]
+
+
+def _owned_workflow(sys_db: Any, owner: str) -> str:
+    """A finished workflow whose ownership token is ``owner`` (as a running one has)."""
+    workflow_id = _workflow()
+    status = sys_db.tables.workflow_status
+    with sys_db.engine.begin() as conn:
+        conn.execute(
+            status.update().where(status.c.workflow_uuid == workflow_id).values(owner_xid=owner)
+        )
+    return workflow_id
+
+
+def _record_all_ways(sys_db: Any, method: Any, workflow_id: str, function_id: int) -> list[Any]:
+    """What ``method`` (a ``record_operation_result``) answers: a first record, the same
+    again (a retried commit), the same step at another time, a record by another owner, one
+    with no owner to check, and one of an unknown workflow."""
+    step = _step(workflow_id, function_id, f"out{function_id}")
+    calls: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        (step, {"completed_at_epoch_ms": 100, "owner_xid": "me"}),
+        (step, {"completed_at_epoch_ms": 100, "owner_xid": "me"}),
+        (step, {"completed_at_epoch_ms": 101, "owner_xid": "me"}),
+        (_step(workflow_id, function_id + 10, "no"), {"owner_xid": "someone-else"}),
+        (_step(workflow_id, function_id + 20, "plain"), {"completed_at_epoch_ms": 7}),
+        (_step("no-such-workflow", 1, "no"), {"owner_xid": "me"}),
+    ]
+    return [_outcome(method, sys_db, result, **kwargs) for result, kwargs in calls]
+
+
+def test_a_step_checkpoint_in_one_round_trip_answers_as_dbos_does(sys_db: Any) -> None:
+    """The whole-transaction methods (PostgreSQL: autocommit, ownership check and insert in
+    one statement) record, refuse and read back as DBOS's own, and write nothing they refuse."""
+    record = SystemDatabase.record_operation_result
+    check = SystemDatabase.check_operation_execution
+    workflow_id = _owned_workflow(sys_db, "me")
+    fast = _record_all_ways(sys_db, record, workflow_id, 1)
+    own = _record_all_ways(sys_db, record.__wrapped__, workflow_id, 2)
+    assert (
+        fast
+        == own
+        == [
+            None,
+            None,
+            DBOSStepNondeterminismError,
+            DBOSWorkflowConflictIDError,
+            None,
+            DBOSWorkflowConflictIDError,
+        ]
+    )
+    assert _outputs(sys_db, workflow_id) == [
+        (1, "out1", 100),
+        (2, "out2", 100),
+        (21, "plain", 7),
+        (22, "plain", 7),
+    ]
+    for args in [
+        (workflow_id, 1, "deskwork.test.step"),
+        (workflow_id, 3, "x"),
+        (workflow_id, 1, "y"),
+    ]:
+        answers = [_outcome(m, sys_db, *args) for m in (check, check.__wrapped__)]
+        assert answers[0] == answers[1], args
+    assert _outcome(check, sys_db, "no-such-workflow", 1, "x") is AssertionError

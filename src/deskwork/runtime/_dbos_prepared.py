@@ -15,11 +15,22 @@ with bind parameters for the per-call values, so SQLAlchemy finds the compiled S
 cache at once. The SQL sent, the checks and the errors raised are DBOS's own. A system
 database that adds shard-key predicates or columns (a sharded subclass) overrides the key
 helpers; it keeps DBOS's methods.
+
+On PostgreSQL a step's two checkpoint transactions are also cut to one round trip each.
+DBOS runs each in ``engine.begin()``: BEGIN, the statements and COMMIT are separate round
+trips (psycopg sends BEGIN before the first statement), seven per step. Here the read is a
+single query in autocommit (it needs no transaction), and the ownership check and the insert
+of the step's output are one statement (``WITH owner AS (SELECT ... FOR NO KEY UPDATE)
+INSERT ... SELECT ... WHERE owner_xid = ...``), also in autocommit: one statement is one
+transaction, so the workflow's row stays locked from the check to the write, as DBOS's
+transaction keeps it, and the output is written only if this execution still owns it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,35 +49,37 @@ def prepare_step_statements() -> None:
         return
     if getattr(SystemDatabase._check_operation_execution_txn, "deskwork", False):
         return
-    originals = {
-        name: getattr(SystemDatabase, name)
-        for name in (
-            "_check_operation_execution_txn",
-            "_check_owner_txn",
-            "_record_operation_result_txn",
-        )
-    }
     patched: dict[str, Callable[..., Any]] = {
         "_check_operation_execution_txn": _check_operation_execution_txn,
         "_check_owner_txn": _check_owner_txn,
         "_record_operation_result_txn": _record_operation_result_txn,
     }
     for name, fast in patched.items():
-        setattr(SystemDatabase, name, _unless_sharded(SystemDatabase, fast, originals[name]))
+        original = getattr(SystemDatabase, name)
+        setattr(SystemDatabase, name, _unless_sharded(SystemDatabase, fast, original))
+    for name, fast in _ONE_ROUND_TRIP.items():
+        original = getattr(SystemDatabase, name)
+        setattr(SystemDatabase, name, _unless_sharded(SystemDatabase, fast, original, sqlite=False))
 
 
 _unsharded: dict[type, bool] = {}
 """Whether a system database class keeps DBOS's key helpers (its statements can be reused)."""
 
 
-def _unless_sharded(base: type, fast: Callable[..., Any], original: Callable[..., Any]) -> Any:
+def _unless_sharded(
+    base: type, fast: Callable[..., Any], original: Callable[..., Any], *, sqlite: bool = True
+) -> Any:
+    """``fast`` for a system database that keeps DBOS's key helpers (and, unless
+    ``sqlite``, is not SQLite), else DBOS's ``original``."""
+
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         cls = type(self)
         plain = _unsharded.get(cls)
         if plain is None:
             plain = all(getattr(cls, name) is getattr(base, name) for name in _KEY_HELPERS)
             _unsharded[cls] = plain
-        return (fast if plain else original)(self, *args, **kwargs)
+        use_fast = plain and (sqlite or not self._is_sqlite)
+        return (fast if use_fast else original)(self, *args, **kwargs)
 
     method.deskwork = True  # type: ignore[attr-defined]
     method.__wrapped__ = original  # type: ignore[attr-defined]
@@ -119,6 +132,7 @@ def _statements(sys_db: Any) -> dict[str, Any]:
         .returning(oo.c.completed_at_epoch_ms)
     )
     built = {
+        "owned_record": None if sys_db._is_sqlite else _owned_record(sys_db, columns),
         # the workflow's status and the step's recorded output (if any) in one query
         "step": sa.select(
             ws.c.status,
@@ -145,6 +159,132 @@ def _statements(sys_db: Any) -> dict[str, Any]:
     }
     sys_db.__dict__["_deskwork_statements"] = built
     return built
+
+
+def _owned_record(sys_db: Any, columns: tuple[str, ...]) -> Any:
+    """PostgreSQL: the step's output inserted only if ``deskwork_owner`` still owns the
+    workflow, whose row is locked (``FOR NO KEY UPDATE``) for the statement; answers the
+    owner and the recorded completion time (``NULL`` when not inserted)."""
+    ws, oo = sys_db.tables.workflow_status, sys_db.tables.operation_outputs
+    owner = (
+        sa.select(ws.c.owner_xid)
+        .where(ws.c.workflow_uuid == sa.bindparam("deskwork_wf"))
+        .with_for_update(key_share=True)
+        .cte("deskwork_owner")
+    )
+    values = [sa.bindparam(f"deskwork_{name}", type_=oo.c[name].type) for name in columns]
+    inserted = (
+        sys_db.dialect.insert(oo)
+        .from_select(
+            [*columns, "retention_timestamp"],
+            sa.select(*values, sys_db._now_ms_sql()).where(
+                owner.c.owner_xid == sa.bindparam("deskwork_owner", type_=ws.c.owner_xid.type)
+            ),
+        )
+        .on_conflict_do_update(
+            index_elements=sys_db._key_conflict("workflow_uuid", "function_id"),
+            set_={"completed_at_epoch_ms": oo.c.completed_at_epoch_ms},
+        )
+        .returning(oo.c.completed_at_epoch_ms)
+        .cte("deskwork_recorded")
+    )
+    return sa.select(
+        sa.select(owner.c.owner_xid).scalar_subquery(),
+        sa.select(inserted.c.completed_at_epoch_ms).scalar_subquery(),
+    )
+
+
+@contextmanager
+def _autocommit(sys_db: Any) -> Iterator[Any]:
+    """A connection of the system database in autocommit: each statement its own
+    transaction, without BEGIN and COMMIT round trips."""
+    with sys_db.engine.connect() as conn:
+        yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+
+def _check_operation_execution(
+    self: Any,
+    workflow_id: str,
+    function_id: int,
+    function_name: str,
+    *,
+    owner_key: str | None = None,
+) -> Any:
+    """DBOS's ``check_operation_execution``: one query, no transaction around it."""
+    with self._own_key(workflow_id, key=owner_key), _autocommit(self) as conn:
+        return _check_operation_execution_txn(self, workflow_id, function_id, function_name, conn)
+
+
+def _record_operation_result(
+    self: Any,
+    result: Any,
+    *,
+    completed_at_epoch_ms: int | None = None,
+    owner_xid: str | None = None,
+    owner_key: str | None = None,
+) -> None:
+    """DBOS's ``record_operation_result``: the ownership check and the insert in one
+    statement (in autocommit), retried as DBOS retries it on a lost connection."""
+    from dbos._context import current_owner_xid
+    from dbos._debug_trigger import DebugTriggers
+    from dbos._sys_db import db_retry
+
+    completed_at = (
+        int(time.time() * 1000) if completed_at_epoch_ms is None else completed_at_epoch_ms
+    )
+    workflow_id = result["workflow_uuid"]
+    if owner_xid is None:
+        owner_xid = current_owner_xid(workflow_id)
+
+    @db_retry(sys_db=self)
+    def record() -> None:
+        with self._own_key(workflow_id, key=owner_key), _autocommit(self) as conn:
+            if owner_xid is None:  # nobody to check: DBOS's plain insert
+                _record_operation_result_txn(self, result, completed_at, conn, owner_xid=None)
+            else:
+                _record_owned(self, result, completed_at, conn, owner_xid)
+        DebugTriggers.debug_trigger_point(DebugTriggers.DEBUG_TRIGGER_STEP_COMMIT)
+
+    record()
+
+
+def _record_owned(self: Any, result: Any, completed_at: int, conn: Any, owner_xid: str) -> None:
+    from dbos._error import DBOSStepNondeterminismError, DBOSWorkflowConflictIDError
+    from sqlalchemy.exc import DBAPIError
+
+    assert result["error"] is None or result["output"] is None, (
+        "Only one of error or output can be set"
+    )
+    workflow_id = result["workflow_uuid"]
+    self._reject_shard_key(workflow_id, None)
+    statements = _statements(self)
+    params = _record_params(self, statements, result, completed_at)
+    params["deskwork_wf"], params["deskwork_owner"] = workflow_id, owner_xid
+    try:
+        current, existing = conn.execute(statements["owned_record"], params).one()
+    except DBAPIError as dbapi_error:
+        if self._is_unique_constraint_violation(dbapi_error):
+            raise DBOSStepNondeterminismError(workflow_id, result["function_id"]) from None
+        raise
+    if current != owner_xid:
+        raise DBOSWorkflowConflictIDError(workflow_id)
+    if existing is None or int(existing) != completed_at:
+        raise DBOSStepNondeterminismError(workflow_id, result["function_id"])
+
+
+def _record_params(
+    sys_db: Any, statements: dict[str, Any], result: Any, completed_at: int
+) -> dict[str, Any]:
+    values = {**result, "completed_at_epoch_ms": completed_at}
+    values["application_name"] = sys_db.app_name
+    return {f"deskwork_{name}": values[name] for name in statements["columns"]}
+
+
+_ONE_ROUND_TRIP: dict[str, Callable[..., Any]] = {
+    "check_operation_execution": _check_operation_execution,
+    "record_operation_result": _record_operation_result,
+}
+"""``SystemDatabase`` methods replaced on PostgreSQL (a transaction's round trips saved)."""
 
 
 def _check_operation_execution_txn(
@@ -215,9 +355,7 @@ def _record_operation_result_txn(
         self._check_owner_txn(conn, workflow_id, owner_xid)
     self._reject_shard_key(workflow_id, None)
     statements = _statements(self)
-    values = {**result, "completed_at_epoch_ms": completed_at_epoch_ms}
-    values["application_name"] = self.app_name
-    params = {f"deskwork_{name}": values[name] for name in statements["columns"]}
+    params = _record_params(self, statements, result, completed_at_epoch_ms)
     try:
         rows = conn.execute(statements["record"], params).fetchall()
     except DBAPIError as dbapi_error:
