@@ -86,6 +86,7 @@ _NOT_AT_IMPORT = [
     "numpy",
     "chromadb",
     "pydantic.networks",
+    "pydantic.type_adapter",  # structured output's: schema_adapter and ResponseSchema load it
     "email",
 ]
 
@@ -162,6 +163,8 @@ _FIRST_RUN_LOADS = [
     "deskwork.runtime._tool_step",
     "deskwork.runtime._run",
     "deskwork.runtime.steps",
+    "deskwork.runtime.config",
+    "deskwork.core.state",
     "deskwork.adapters.base",
     "deskwork.tools.execution",
     "deskwork.memory.simple",

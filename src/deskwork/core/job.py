@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
@@ -13,7 +13,24 @@ from deskwork.utils import new_id, to_jsonable
 
 __all__ = ["Brief", "Job", "ResponseSchema", "load_schema", "schema_path"]
 
-ResponseSchema = type[BaseModel] | TypeAdapter[Any]
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from pydantic import TypeAdapter
+
+    ResponseSchema: TypeAlias = type[BaseModel] | TypeAdapter[Any]
+
+
+def __getattr__(name: str) -> Any:
+    """``ResponseSchema``, made on first use: it needs pydantic's TypeAdapter, whose module
+    (``pydantic.type_adapter``) loads only with structured output."""
+    if name != "ResponseSchema":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from pydantic import TypeAdapter
+
+    value = type[BaseModel] | TypeAdapter[Any]
+    globals()[name] = value
+    return value
 
 
 class Job(DeskworkModel):

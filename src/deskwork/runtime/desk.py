@@ -21,12 +21,9 @@ from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
-from deskwork.core.state import RunState
-from deskwork.core.types import RunStatus
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
-from deskwork.runtime.config import EventEmitter, RunConfig
 from deskwork.store._url import (
     DB_FILENAME,
     is_postgres,
@@ -42,8 +39,11 @@ if TYPE_CHECKING:
     from langgraph.pregel import Pregel
 
     from deskwork.adapters.base import BaseModelAdapter
+    from deskwork.core.state import RunState
+    from deskwork.core.types import RunStatus
     from deskwork.memory.base import MemoryStore
     from deskwork.runtime._queues import QueueSettings
+    from deskwork.runtime.config import EventEmitter, RunConfig
     from deskwork.runtime.runner import Runner
     from deskwork.runtime.session import WorkerSession
     from deskwork.runtime.worker import Worker
@@ -216,6 +216,8 @@ class Desk:
         self, run_id: str, *, stream: bool | None = None, emit: EventEmitter | None = None
     ) -> RunConfig:
         """A RunConfig carrying this desk's settings for ``run_id``."""
+        from deskwork.runtime.config import RunConfig  # with the first run
+
         return RunConfig(
             # a durable desk's calls are DBOS steps inside its runs (a passthrough elsewhere)
             adapter=_durable().adapter_for(self.adapter) if self.durable else self.adapter,
