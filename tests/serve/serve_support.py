@@ -130,7 +130,7 @@ def serve_app(app: Any, http: str = "auto") -> tuple[uvicorn.Server, threading.T
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # returns once it listens; generous for a loaded machine
     while not server.started:
         assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.01)

@@ -37,7 +37,7 @@ def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> I
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120  # a loaded CI machine starts Python slowly
         while True:
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
             try:

@@ -181,7 +181,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # returns once up: a loaded machine starts it slowly
     while time.monotonic() < deadline:
         if process.poll() is not None:
             errors = process.stderr.read() if process.stderr else ""
@@ -191,7 +191,7 @@ def _wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
                 return
         except httpx.TransportError:
             time.sleep(0.1)
-    raise AssertionError("the app did not start within 30 s")
+    raise AssertionError("the app did not start within 120 s")
 
 
 def test_app_handles_an_incident_over_http(app_url: str) -> None:
