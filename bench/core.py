@@ -62,6 +62,12 @@ async def async_add(a: int, b: int) -> int:
     return a + b
 
 
+@tool(name="add", blocking=False)
+def quick_add(a: int, b: int) -> int:
+    """Add two integers (declared quick: runs on the loop's thread, no thread hand-off)."""
+    return a + b
+
+
 Timer = Callable[[], float]  # one sample: seconds per run
 Row = tuple[str, str, str]  # measure, median (range), goal
 CLOCK = time.perf_counter
@@ -148,6 +154,12 @@ def deskwork_timers(tmp: str, stores: tuple[str, ...] = ("memory", "sqlite")) ->
 
     timers["deskwork memory sync, async tool"] = _sync_timer(hopless)
     timers["deskwork memory async, async tool"] = _async_timer(ahopless)
+    declared = Worker(name="bench", tools=[quick_add, shout])
+
+    async def adeclared() -> None:
+        assert (await desk.arun(declared, Job(input="add 2 and 3"))).status == "completed"
+
+    timers["deskwork memory async, blocking=False tool"] = _async_timer(adeclared)
     return timers
 
 
@@ -318,6 +330,10 @@ def per_run_rows(s: dict[str, list[float]], count: int, stores: tuple[str, ...])
     for mode in ("sync", "async"):
         rows.append((f"deskwork per run, memory, {mode}, `async def` tool (no thread hand-off)",
                      _fmt(s[f"deskwork memory {mode}, async tool"], 1e6, "µs"), "—"))  # fmt: skip
+    declared = _fmt(s["deskwork memory async, blocking=False tool"], 1e6, "µs")
+    rows.append(
+        ("deskwork per run, memory, async, sync tool declared `blocking=False`", declared, "—")
+    )
     # the sync API runs a sync tool on its own thread (nothing else uses its loop): no hand-off
     hop = _ratios(
         [a - b for a, b in
