@@ -36,6 +36,7 @@ def as_stored_dict(value: Any) -> Any:
     return value
 
 
+_new = object.__new__  # what ``cls.__new__`` resolves to for a model, without the lookup
 _set_dict = object.__setattr__
 # the slots every Pydantic model has, set through their descriptors (cheaper than by name)
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
@@ -53,7 +54,7 @@ def trusted(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     validation would only copy them again. The model must have no private attributes and
     allow no extra fields. ``model_construct`` costs more than validating small models.
     """
-    model = cls.__new__(cls)
+    model = _new(cls)
     _set_dict(model, "__dict__", values)
     _set_fields_set(model, fields_set)
     _set_extra(model, None)

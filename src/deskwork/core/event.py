@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import itertools
+import os
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -10,7 +12,6 @@ from pydantic import Field, field_validator
 
 from deskwork.core._model import DeskworkModel, as_stored_dict, trusted
 from deskwork.core.redact import redact, redact_str_keyed
-from deskwork.utils import new_id, utc_now
 
 __all__ = ["Event", "EventType"]
 
@@ -93,6 +94,28 @@ def trusted_event(
     return trusted(Event, fields, set(_FIELDS))
 
 
+def _event_ids() -> tuple[str, itertools.count[int]]:
+    return os.urandom(10).hex(), itertools.count()
+
+
+_ids = _event_ids()
+os.register_at_fork(after_in_child=lambda: globals().update(_ids=_event_ids()))
+
+
+def new_event_id() -> str:
+    """A fresh event id: 32 hex characters, like :func:`deskwork.utils.new_id`.
+
+    80 random bits drawn once per process (again in a forked child) and a 48-bit counter:
+    unique within the process by the counter and across processes (a durable run's workers
+    share one event log) by the random part, at half the cost of a system call per event.
+    """
+    prefix, counter = _ids
+    return f"{prefix}{next(counter):012x}"
+
+
+_now = datetime.now
+
+
 def new_event(run_id: str, event_type: str, source: str, payload: Any) -> Event:
     """A new event of the run (fresh id, the current time) with a redacted copy of ``payload``.
 
@@ -102,11 +125,11 @@ def new_event(run_id: str, event_type: str, source: str, payload: Any) -> Event:
     if type(payload) is dict and type(source) is str:
         redacted = redact_str_keyed(payload) if payload else {}
         if redacted is not None:
-            return trusted_event(new_id(), event_type, utc_now(), run_id, source, redacted)
+            return trusted_event(new_event_id(), event_type, _now(UTC), run_id, source, redacted)
     return Event(
-        event_id=new_id(),
+        event_id=new_event_id(),
         type=event_type,
-        timestamp=utc_now(),
+        timestamp=_now(UTC),
         run_id=run_id,
         source=source,
         payload=redact(payload) if payload else {},

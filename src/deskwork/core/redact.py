@@ -127,6 +127,20 @@ def _secret_key(key: str) -> bool:
     return _SECRET_KEYS.search(key) is not None
 
 
+_PLAIN_KEYS: set[str] = set()
+"""Text keys known not to name a secret (a payload's keys repeat: ``model``, ``tool_call_id``):
+a set lookup settles them without a call. Bounded like :func:`_secret_key`'s cache."""
+
+
+def _plain_key(key: str) -> bool:
+    """Whether ``key`` (a ``str``) names no secret, remembered in :data:`_PLAIN_KEYS`."""
+    if _SECRET_KEYS.search(key) is not None:
+        return False
+    if len(_PLAIN_KEYS) < 4096:
+        _PLAIN_KEYS.add(key)
+    return True
+
+
 def redact(value: Any) -> Any:
     """Return ``value`` with secret-looking keys and values replaced by ``<redacted>``."""
     if isinstance(value, dict):
@@ -156,6 +170,7 @@ def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool = False) -> dict[A
     # the hot path (every event payload): scalars are copied without a call, and a text
     # is only handed to redact_text when a cheap test says it may hold a secret
     out: dict[Any, Any] = {}
+    plain = _PLAIN_KEYS
     for key, item in data.items():
         if type(key) is not str:
             if str_keys_only:
@@ -163,7 +178,7 @@ def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool = False) -> dict[A
             if isinstance(key, str) and _secret_key(key):  # a str subclass (an enum member)
                 out[key] = REDACTED
                 continue
-        elif _secret_key(key):
+        elif key not in plain and not _plain_key(key):
             out[key] = REDACTED
             continue
         kind = type(item)
