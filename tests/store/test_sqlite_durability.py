@@ -37,8 +37,8 @@ def test_another_connection_can_write_right_after_an_event(tmp_path: Path) -> No
     store.add_event(_event("r"))
     other = sqlite3.connect(tmp_path / "d.db", timeout=0)  # fail at once on a held lock
     other.execute(
-        "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
-        " VALUES ('x', 'o', 't', '2026-01-01', 's', '{}')"
+        "INSERT INTO event_batches (run_id, events)"
+        """ VALUES ('o', '[["x", "t", "2026-01-01T00:00:00+00:00", "s", {}]]')"""
     )
     other.commit()
     other.close()

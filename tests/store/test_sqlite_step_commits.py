@@ -75,7 +75,7 @@ def test_order_is_kept_across_loop_and_plain_calls(tmp_path: Path) -> None:
 def test_a_failed_deferred_commit_is_raised_by_the_next_call(tmp_path: Path) -> None:
     store = SQLiteRunStore(tmp_path / "d.db")
     store.create_run("r", None)
-    store._db.conn.execute("DROP TABLE events")  # every insert now fails
+    store._db.conn.execute("DROP TABLE event_batches")  # every insert now fails
 
     async def step() -> None:
         store.add_event(_event("r", 0))
@@ -85,7 +85,7 @@ def test_a_failed_deferred_commit_is_raised_by_the_next_call(tmp_path: Path) -> 
     try:
         store.update_run("r", "completed", None, None, None)
     except sqlite3.OperationalError as exc:
-        assert "events" in str(exc)
+        assert "event_batches" in str(exc)
     else:
         raise AssertionError("the failed commit of the event was not reported")
     store._db.close()

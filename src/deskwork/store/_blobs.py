@@ -34,6 +34,7 @@ __all__ = [
     "pack_jsonable",
     "pack_model",
     "unpack_json",
+    "unpack_value",
 ]
 
 BLOB_MIN_CHARS = 16 * 1024
@@ -209,7 +210,11 @@ def unpack_json(stored: str | None, fetch: Fetch) -> Any:
     """The value :func:`pack_json` stored."""
     if not stored:
         return None
-    value = json.loads(stored)
+    return unpack_value(json.loads(stored), fetch)
+
+
+def unpack_value(value: Any, fetch: Fetch) -> Any:
+    """The value whose packed form (:func:`pack_json`'s text) decoded to ``value``."""
     found: set[str] = set()
     _refs(value, found)
     return _join(value, fetch(found) if found else {})

@@ -11,18 +11,31 @@ pending ones in its own transaction, and every read commits them first; a run's 
 alone are committed before the call returns. So a reader sees a step's events before the
 run waits on its next step, and a crash (``kill -9``) after a step, or after
 ``run``/``arun`` returned, loses nothing of it.
-WAL mode with ``synchronous=NORMAL`` keeps each commit cheap (no fsync but at checkpoints).
+WAL mode with ``synchronous=NORMAL`` keeps each commit cheap: no fsync but at checkpoints.
+That loses nothing when the process dies (``kill -9``, a crash): a commit is in the WAL file,
+in the operating system's cache, when ``COMMIT`` returns, and the next connection replays it;
+only a power loss or an OS crash can take back the last commits (never corrupting the file).
+
+The events a transaction stores for a run are one row of ``event_batches`` (a JSON array of
+``[event_id, type, timestamp, source, payload]``), two rows for a typical run instead of one
+row and one index entry per event: most of a run's SQLite cost was the pages those wrote.
+A batch's ``seq`` is the position of its last event in the log, so the ``events`` view gives
+SQL readers one row per event as before (``seq``, ``event_id``, ``run_id``, ``type``,
+``timestamp``, ``source``, ``payload``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.core.event import RUN_END_EVENTS, Event
 from deskwork.core.state import RunOwner, RunRecord, RunState
@@ -34,6 +47,7 @@ from deskwork.store._blobs import (
     pack_jsonable,
     pack_model,
     unpack_json,
+    unpack_value,
 )
 from deskwork.store._decoding import decoding
 from deskwork.store._owner import current_owner
@@ -75,18 +89,37 @@ _MIGRATIONS: list[list[str]] = [
         "ALTER TABLE events_v4 RENAME TO events",
         "CREATE INDEX events_run ON events(run_id, seq)",
     ],
+    # one row per run and transaction (see the module docstring); a payload that is not
+    # JSON (damaged) is kept as a JSON string, which reads as damaged as before
+    [
+        "CREATE TABLE event_batches (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL,"
+        " events TEXT NOT NULL)",
+        "INSERT INTO event_batches (seq, run_id, events) SELECT seq, run_id,"
+        " json_array(json_array(event_id, type, timestamp, source,"
+        " CASE WHEN json_valid(payload) THEN json(payload) ELSE payload END)) FROM events",
+        "DROP TABLE events",
+        "CREATE INDEX event_batches_run ON event_batches(run_id)",
+        "CREATE VIEW events (seq, event_id, run_id, type, timestamp, source, payload) AS"
+        " SELECT b.seq - json_array_length(b.events) + 1 + e.key, json_extract(e.value, '$[0]'),"
+        " b.run_id, json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]'),"
+        " json_extract(e.value, '$[3]'), json_extract(e.value, '$[4]')"
+        " FROM event_batches AS b, json_each(b.events) AS e",
+    ],
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 _KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
-_INSERT_EVENT = (
-    "INSERT INTO events (event_id, run_id, type, timestamp, source, payload)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_BATCH = (  # its seq: the last event's position, after the events stored before
+    "INSERT INTO event_batches (seq, run_id, events)"
+    " VALUES ((SELECT coalesce(max(seq), 0) FROM event_batches) + ?, ?, ?)"
 )
 _INSERT_RUN = (
     "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (?, 'running', ?, ?, ?, ?, ?)"
 )
+_RESERVE_RUN = _INSERT_RUN.replace("OR REPLACE", "OR IGNORE", 1)
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
+_Item = tuple[str, str]  # a run id and one of its events, encoded (an element of a batch)
+_PACKED = "\\u0000"  # in a batch's text when a payload holds a blob reference or an escape
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
@@ -101,7 +134,8 @@ class SQLiteRunStore(RunStore):
 
     def __init__(self, path: str | Path) -> None:
         self._db = SQLiteDatabase(path)
-        self._pending: list[_Write] = []  # run starts and events not committed yet, in order
+        self._pending_runs: list[tuple[Any, ...]] = []  # run starts not committed yet
+        self._pending_events: dict[str, list[str]] = {}  # by run, in order, encoded
         self._pending_blobs: dict[str, str] = {}
         self._flush_failure: Exception | None = None  # a deferred commit that failed
         self._scheduled: set[asyncio.AbstractEventLoop] = set()  # loops due to commit
@@ -125,24 +159,36 @@ class SQLiteRunStore(RunStore):
         return self._db.path
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """The connection in one transaction that first inserts the pending events."""
+    def _write(self, end: _Item | None = None) -> Iterator[sqlite3.Connection]:
+        """The connection in one transaction that first stores the pending run starts and
+        events, and ``end`` (a run's end event) in its run's batch after them."""
         with self._db.lock:
             self._raise_flush_failure()
-            rows, blobs = self._pending, self._pending_blobs
-            self._pending, self._pending_blobs = [], {}
+            runs, events, blobs = self._pending_runs, self._pending_events, self._pending_blobs
+            self._pending_runs, self._pending_events, self._pending_blobs = [], {}, {}
             try:
                 # IMMEDIATE: take the write lock first (waiting up to busy_timeout), so a
                 # writer that commits meanwhile cannot make this transaction fail as stale
                 with self._db.transaction(immediate=True) as conn:
-                    if rows:
-                        self._put_blobs(conn, blobs)
-                        _execute_in_order(conn, rows)
+                    self._put_blobs(conn, blobs)
+                    if runs:
+                        conn.executemany(_INSERT_RUN, runs)
+                    if events or end:
+                        conn.executemany(_INSERT_BATCH, _batches(events, end))
                     yield conn
             except BaseException:
-                self._pending[:0] = rows  # kept, in order, for the next commit
-                self._pending_blobs.update(blobs)
+                self._keep_pending(runs, events, blobs)
                 raise
+
+    def _keep_pending(
+        self, runs: list[tuple[Any, ...]], events: dict[str, list[str]], blobs: dict[str, str]
+    ) -> None:
+        """Put back what a failed commit took (call under the lock), before anything newer."""
+        self._pending_runs[:0] = runs
+        for run_id, items in self._pending_events.items():
+            events.setdefault(run_id, []).extend(items)
+        self._pending_events = events
+        self._pending_blobs.update(blobs)
 
     def _commit_pending(self) -> None:
         """Commit the pending run starts and events in one transaction (call under the lock)."""
@@ -153,7 +199,7 @@ class SQLiteRunStore(RunStore):
     def _read(self) -> Iterator[sqlite3.Connection]:
         """The connection, under the lock, after the pending events are committed."""
         with self._db.lock:
-            if self._pending:
+            if self._pending_runs or self._pending_events:
                 self._commit_pending()
             with self._db.locked() as conn:
                 yield conn
@@ -167,13 +213,13 @@ class SQLiteRunStore(RunStore):
         """Commit the events added but not committed yet (reads and writes do it too; the
         worker does it before it runs a tool, which may run on another thread)."""
         with self._db.lock:
-            if self._pending:
+            if self._pending_runs or self._pending_events:
                 self._commit_pending()
 
     def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._db.lock:
             self._scheduled.discard(loop)
-            if not self._pending:
+            if not (self._pending_runs or self._pending_events):
                 return
             try:
                 self._commit_pending()
@@ -198,29 +244,32 @@ class SQLiteRunStore(RunStore):
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         """Record a starting run: committed with its first step's events (like
         :meth:`add_event`), so before the run first waits."""
-        self._add(*self._run_row(run_id, input_payload, runner))
+        row, blobs = self._run_row(run_id, input_payload, runner)
+        with self._db.lock:
+            self._pending_runs.append(row)
+            self._commit_soon(blobs)
 
     def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
-        (_, params), blobs = self._run_row(run_id, input_payload, runner)
+        row, blobs = self._run_row(run_id, input_payload, runner)
         with self._write() as conn:  # one IMMEDIATE transaction: check and insert together
             self._put_blobs(conn, blobs)
-            cursor = conn.execute(_INSERT_RUN.replace("OR REPLACE", "OR IGNORE", 1), params)
-            return cursor.rowcount == 1
+            return conn.execute(_RESERVE_RUN, row).rowcount == 1
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         row, blobs = self._run_row(run_id, input_payload, runner)
         with self._write() as conn:
             self._put_blobs(conn, blobs)  # before the row: a crash leaves no dangling reference
-            conn.execute(*row)
+            conn.execute(_INSERT_RUN, row)
 
     def _run_row(
         self, run_id: str, input_payload: Any, runner: str | None
-    ) -> tuple[_Write, dict[str, str]]:
+    ) -> tuple[tuple[Any, ...], dict[str, str]]:
+        """The parameters of ``_INSERT_RUN`` for a new run (a large input in the blobs)."""
         now = utc_now().isoformat()
         owner = self._owner_json()
         blobs: dict[str, str] = {}
         stored_input = pack_jsonable(input_payload, blobs)
-        return (_INSERT_RUN, (run_id, stored_input, now, now, runner, owner)), blobs
+        return (run_id, stored_input, now, now, runner, owner), blobs
 
     def update_run(
         self,
@@ -251,12 +300,11 @@ class SQLiteRunStore(RunStore):
         before them."""
         blobs: dict[str, str] = {}
         update = _update_run(run_id, status, output, output_json, state, blobs)
-        event = _event_row(end_event, blobs)
-        with self._write() as conn:
+        end = (end_event.run_id, _event_item(end_event, blobs))
+        with self._write(end) as conn:
             self._put_blobs(conn, blobs)
             if conn.execute(*update).rowcount == 0:  # rolled back: nothing of it stored
                 raise KeyError(f"unknown run {run_id!r}")
-            conn.execute(_INSERT_EVENT, event)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
@@ -308,47 +356,34 @@ class SQLiteRunStore(RunStore):
         """Store ``event``: committed now outside an event loop or when it ends a run, else
         when the loop next gets control (see the module docstring), in order either way."""
         blobs: dict[str, str] = {}
-        row = _event_row(event, blobs)
-        self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
-
-    def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
-        """Commit ``write`` now outside an event loop (or if ``now``), else when the loop
-        next gets control."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
+        item = _event_item(event, blobs)
         with self._db.lock:
-            self._pending.append(write)
-            if blobs:
-                self._pending_blobs.update(blobs)
-            if loop is None or now:
-                self._commit_pending()
-                return
-            if loop in self._scheduled:
-                return
+            pending = self._pending_events.get(event.run_id)
+            if pending is None:
+                self._pending_events[event.run_id] = [item]
+            else:
+                pending.append(item)
+            self._commit_soon(blobs, now=event.type in RUN_END_EVENTS)
+
+    def _commit_soon(self, blobs: dict[str, str], *, now: bool = False) -> None:
+        """Commit what is pending now outside an event loop (or if ``now``), else when the
+        loop next gets control (call under the lock, after adding to it)."""
+        if blobs:
+            self._pending_blobs.update(blobs)
+        loop = asyncio._get_running_loop()
+        if loop is None or now:
+            self._commit_pending()
+        elif loop not in self._scheduled:
             self._scheduled.add(loop)
-        loop.call_soon(self._flush_soon, loop)
+            loop.call_soon(self._flush_soon, loop)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT event_id, type, timestamp, run_id, source, payload FROM events"
-                " WHERE run_id=? ORDER BY seq",
-                (run_id,),
+                "SELECT events FROM event_batches WHERE run_id=? ORDER BY seq", (run_id,)
             ).fetchall()
         with self._decoding(f"an event of run {run_id}"):
-            return [
-                Event(
-                    event_id=row[0],
-                    type=row[1],
-                    timestamp=datetime.fromisoformat(row[2]),
-                    run_id=row[3],
-                    source=row[4],
-                    payload=unpack_json(row[5], self._fetch_blobs),
-                )
-                for row in rows
-            ]
+            return [event for (text,) in rows for event in _events(run_id, text, self._fetch_blobs)]
 
     def _decoding(self, what: str) -> AbstractContextManager[None]:
         """A stored value damaged in place (the file itself sound) is a StoreError too."""
@@ -387,7 +422,7 @@ class SQLiteRunStore(RunStore):
 
     def close(self) -> None:
         try:
-            if self._pending:
+            if self._pending_runs or self._pending_events:
                 self.flush()
         finally:
             self._db.close()
@@ -409,16 +444,46 @@ def _update_run(
     )
 
 
-def _event_row(event: Event, blobs: dict[str, str]) -> tuple[Any, ...]:
-    """The parameters of ``_INSERT_EVENT`` for ``event`` (a large payload in ``blobs``)."""
-    return (
-        event.event_id,
-        event.run_id,
-        str(event.type),
-        event.timestamp.isoformat(),
-        event.source,
-        pack_json(event.payload, blobs),
-    )
+def _event_item(event: Event, blobs: dict[str, str]) -> str:
+    """``event`` as an element of its batch: the JSON array ``[event_id, type, timestamp,
+    source, payload]`` (a large payload text in ``blobs``)."""
+    head = (event.event_id, str(event.type), event.timestamp.isoformat(), event.source)
+    try:
+        text = to_json(head).decode()
+    except PydanticSerializationError:  # a lone surrogate, which json.dumps escapes
+        text = json.dumps(head)
+    return f"{text[:-1]},{pack_json(event.payload, blobs) or 'null'}]"
+
+
+def _batches(events: dict[str, list[str]], end: _Item | None) -> list[tuple[int, str, str]]:
+    """The parameters of ``_INSERT_BATCH``: one batch per run, ``end`` last in its run's."""
+    if end is not None:
+        events = {**events, end[0]: [*events.get(end[0], ()), end[1]]}
+    return [(len(items), run_id, f"[{','.join(items)}]") for run_id, items in events.items()]
+
+
+def _events(run_id: str, text: str, fetch: Fetch) -> list[Event]:
+    """The events of a stored batch (a ``ValueError`` if it is damaged)."""
+    items = json.loads(text)
+    packed = _PACKED in text  # else no payload holds a blob reference or an escaped text
+    if type(items) is not list:
+        raise ValueError("a batch of events is not a JSON array")
+    events: list[Event] = []
+    for item in items:
+        if type(item) is not list or len(item) != 5 or type(item[2]) is not str:
+            raise ValueError("an event is not [event_id, type, timestamp, source, payload]")
+        event_id, kind, timestamp, source, payload = item
+        events.append(
+            Event(
+                event_id=event_id,
+                type=kind,
+                timestamp=datetime.fromisoformat(timestamp),
+                run_id=run_id,
+                source=source,
+                payload=unpack_value(payload, fetch) if packed else payload,
+            )
+        )
+    return events
 
 
 def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
@@ -435,12 +500,3 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
         runner=row[8],
         owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
     )
-
-
-def _execute_in_order(conn: sqlite3.Connection, writes: list[_Write]) -> None:
-    """Run ``writes`` in order, each run of one statement as one ``executemany``."""
-    start = 0
-    for end in range(1, len(writes) + 1):
-        if end == len(writes) or writes[end][0] != writes[start][0]:
-            conn.executemany(writes[start][0], [params for _, params in writes[start:end]])
-            start = end

@@ -1,0 +1,50 @@
+"""SQLite run store: the ``events`` view gives SQL readers one row per event, in the order
+stored, though a transaction's events of a run are one row of ``event_batches``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+
+from deskwork import Event
+from deskwork.store import SQLiteRunStore
+from deskwork.utils import utc_now
+
+
+def _event(run_id: str, n: int) -> Event:
+    return Event(
+        event_id=f"{run_id}{n}", type="custom", timestamp=utc_now(), run_id=run_id,
+        source=f'src "{n}"', payload={"n": n, "text": "a \\ and \" " if n == 2 else "é"},
+    )  # fmt: skip
+
+
+def test_the_events_view_lists_each_event_once_in_stored_order(tmp_path: Path) -> None:
+    store = SQLiteRunStore(tmp_path / "d.db")
+
+    async def steps() -> None:
+        for n in range(3):  # one loop turn: both runs' events, interleaved
+            store.add_event(_event("a", n))
+            store.add_event(_event("b", n))
+        await asyncio.sleep(0)
+        store.add_event(_event("a", 3))  # the next turn: a batch of its own
+
+    asyncio.run(steps())
+    store.add_event(_event("b", 3))  # outside a loop: committed at once
+    expected = {run_id: store.get_events(run_id) for run_id in ("a", "b")}
+    store.close()
+    conn = sqlite3.connect(tmp_path / "d.db")
+    rows = conn.execute(
+        "SELECT seq, event_id, run_id, type, timestamp, source, payload FROM events ORDER BY seq"
+    ).fetchall()
+    one_run = conn.execute("SELECT event_id FROM events WHERE run_id='a' ORDER BY seq")
+    assert [row[0] for row in one_run] == ["a0", "a1", "a2", "a3"]
+    conn.close()
+    assert [row[0] for row in rows] == list(range(1, 9))
+    for run_id, events in expected.items():
+        mine = [row[1:] for row in rows if row[2] == run_id]
+        assert [
+            (e.event_id, e.run_id, e.type, e.timestamp.isoformat(), e.source, e.payload)
+            for e in events
+        ] == [(*row[:5], json.loads(row[5])) for row in mine]
