@@ -143,9 +143,16 @@ class PostgresDatabase:
             ) from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection inside one transaction (committed on success)."""
-        with self.connection() as conn, conn.transaction():
+    def transaction(self, *, piped: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection inside one transaction (committed on success).
+
+        ``piped``: the statements go to the server together, in one round trip, as one
+        pipeline in autocommit mode: PostgreSQL runs the statements up to the pipeline's one
+        Sync in one implicit transaction (an error rolls them all back). The block must not
+        read a result (that would send a Sync): results, ``rowcount`` included, are there
+        once it ended. (psycopg's ``transaction()`` in a pipeline syncs after BEGIN, the
+        statements and COMMIT: four round trips.)"""
+        with self.connection() as conn, conn.pipeline() if piped else conn.transaction():
             yield conn
 
     def migrate(self, component: str, migrations: Sequence[Sequence[str]]) -> None:
@@ -233,6 +240,11 @@ _UPSERT_RUN = (
     " output=NULL, output_json=NULL, state=NULL, created_at=EXCLUDED.created_at,"
     " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner"
 )
+_FINISH_RUN = (
+    "WITH updated AS ({update} RETURNING run_id)"
+    " INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
+    " SELECT %s, %s, %s, %s, %s, %s FROM updated"
+)
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _PUT_BLOB = "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING"
 _log = logging.getLogger("deskwork.store")
@@ -292,15 +304,22 @@ class PostgresRunStore(_PostgresStore, RunStore):
         super().__init__(url)
 
     @contextmanager
-    def _write(self, *, atomic: bool = False) -> Iterator[psycopg.Connection[Any]]:
+    def _write(
+        self, *, atomic: bool = False, piped: bool = False
+    ) -> Iterator[psycopg.Connection[Any]]:
         """A connection that has first inserted the pending writes, in one transaction with
-        the caller's statements (autocommit when nothing is pending, unless ``atomic``)."""
+        the caller's statements (autocommit when nothing is pending, unless ``atomic``);
+        ``piped``: the transaction in one round trip (see :meth:`PostgresDatabase.transaction`:
+        the caller reads no result inside the block)."""
         with self._commit_lock:
             with self._pending_lock:
                 rows, blobs = self._pending, self._pending_blobs
                 self._pending, self._pending_blobs = [], {}
             try:
-                with self._db.transaction() if rows or atomic else self._db.connection() as conn:
+                in_transaction = rows or atomic
+                with (
+                    self._db.transaction(piped=piped) if in_transaction else self._db.connection()
+                ) as conn:
                     if rows:
                         self._put_blobs(conn, blobs)  # before the rows that refer to them
                         _execute_in_order(conn, rows)
@@ -353,7 +372,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         tool)."""
         with self._commit_lock:
             if self._pending:
-                with self._write():
+                with self._write(piped=True):
                     pass
 
     def _commit_pending(self) -> None:
@@ -477,13 +496,14 @@ class PostgresRunStore(_PostgresStore, RunStore):
         """Store the record and the end event in one transaction, with the pending events
         before them."""
         blobs: dict[str, str] = {}
-        update = _update_run(run_id, status, output, output_json, state, blobs)
+        sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         event = _event_row(end_event, blobs)
-        with self._write(atomic=True) as conn:
+        with self._write(atomic=True, piped=True) as conn:  # one round trip
             self._put_blobs(conn, blobs)
-            if conn.execute(*update).rowcount == 0:  # rolled back: nothing of it stored
-                raise KeyError(f"unknown run {run_id!r}")
-            conn.execute(_INSERT_EVENT, event)
+            # the end event is inserted only if the record was updated (one statement)
+            cursor = conn.execute(_FINISH_RUN.format(update=sql), (*params, *event))
+        if cursor.rowcount == 0:  # no such run: nothing of it stored
+            raise KeyError(f"unknown run {run_id!r}")
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
