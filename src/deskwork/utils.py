@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +53,8 @@ def to_jsonable(value: Any) -> Any:
         return [to_jsonable(v) for v in value]
     if isinstance(value, datetime):
         return value.isoformat()
+    import json  # loaded by the first value that needs it, not with deskwork
+
     return json.loads(json.dumps(value, default=str))
 
 

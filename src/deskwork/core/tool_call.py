@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -40,6 +39,8 @@ class ToolResult(DeskworkModel):
         if self.content is not None:
             return self.content
         if self.data is not None:
+            import json  # with the first call that needs it, not with deskwork
+
             return json.dumps(self.data, default=str)
         return ""
 
@@ -57,6 +58,8 @@ class ToolCall(DeskworkModel):
 
     def to_provider(self) -> dict[str, Any]:
         """Render the call in the OpenAI chat format."""
+        import json  # with the first call that needs it, not with deskwork
+
         arguments = self.raw_arguments if self.error else json.dumps(self.arguments)
         return {
             "id": self.id,

@@ -8,7 +8,6 @@ table; after each call it charges the actual cost.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from contextvars import ContextVar
@@ -90,6 +89,8 @@ def estimate_call_cost(model: str, messages: list[dict[str, Any]], max_tokens: i
         pricing = None
     if not pricing:
         return 0.0
+    import json  # with the first priced estimate, not with deskwork
+
     prompt_tokens = math.ceil(len(json.dumps(messages, default=str)) / CHARS_PER_TOKEN)
     prompt = float(pricing.get("input_cost_per_token") or 0.0) * prompt_tokens
     completion = float(pricing.get("output_cost_per_token") or 0.0) * (max_tokens or 0)
