@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache, lru_cache
 from typing import Any, Literal, TypeVar, overload
@@ -118,6 +117,8 @@ def redact_model(model: M) -> M:
     else:
         if not may_hold_secrets(text):
             return model
+        import json  # with the first model holding a secret, not with deskwork
+
         data = json.loads(text)
     return type(model).model_validate(redact(data))
 
