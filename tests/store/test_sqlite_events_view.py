@@ -8,8 +8,10 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from deskwork import Event
-from deskwork.store import SQLiteRunStore
+from deskwork.store import SQLiteRunStore, StoreError
 from deskwork.utils import utc_now
 
 
@@ -48,3 +50,21 @@ def test_the_events_view_lists_each_event_once_in_stored_order(tmp_path: Path) -
             (e.event_id, e.run_id, e.type, e.timestamp.isoformat(), e.source, e.payload)
             for e in events
         ] == [(*row[:5], json.loads(row[5])) for row in mine]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ['{"not": "a list"}', "[1]", '[["e", "custom", 5, "s", {}]]', '[["e", "custom"]]', "[[nope"],
+    ids=["object", "not-an-event", "timestamp-number", "short", "not-json"],
+)
+def test_a_damaged_batch_is_a_store_error_naming_the_file(tmp_path: Path, stored: str) -> None:
+    path = tmp_path / "d.db"
+    store = SQLiteRunStore(path)
+    store.add_event(_event("r", 0))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE event_batches SET events=?", (stored,))
+    with pytest.raises(StoreError, match="an event of run r cannot be read") as caught:
+        store.get_events("r")
+    assert caught.value.location == str(path)
+    assert store.get_events("other") == []  # the store itself still works
+    store.close()

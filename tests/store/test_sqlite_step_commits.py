@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from deskwork import Event
 from deskwork.store import SQLiteRunStore
 from deskwork.utils import utc_now
@@ -91,9 +93,10 @@ def test_a_failed_deferred_commit_is_raised_by_the_next_call(tmp_path: Path) -> 
     store._db.close()
 
 
-def test_kill_9_after_a_step_leaves_the_step_readable(tmp_path: Path) -> None:
-    """A desk run whose tool kills its own process: every event before the tool call (the
-    model turn, ``tool.started``) is on disk."""
+@pytest.mark.parametrize("api", ["arun", "run"])
+def test_kill_9_after_a_step_leaves_the_step_readable(tmp_path: Path, api: str) -> None:
+    """A desk run whose tool kills its own process (SIGKILL: no handler, no close): every
+    event before the tool call (the model turn, ``tool.started``) is on disk."""
     code = (
         "import os, signal, sys, asyncio\n"
         "from deskwork import Desk, Worker\n"
@@ -106,9 +109,13 @@ def test_kill_9_after_a_step_leaves_the_step_readable(tmp_path: Path) -> None:
         "    return 'unreachable'\n"
         "desk = Desk(model='scripted/m', adapter=ScriptedAdapter([call_tool('die')]),"
         " storage_dir=sys.argv[1])\n"
-        "asyncio.run(desk.arun(Worker(name='w', tools=[die]), 'go', run_id='r1'))\n"
+        "worker = Worker(name='w', tools=[die])\n"
+        "if sys.argv[2] == 'run':\n"
+        "    desk.run(worker, 'go', run_id='r1')\n"
+        "else:\n"
+        "    asyncio.run(desk.arun(worker, 'go', run_id='r1'))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], timeout=120)
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path), api], timeout=120)
     assert result.returncode == -9
     store = SQLiteRunStore(tmp_path / "deskwork.db")
     types = [e.type for e in store.get_events("r1")]
