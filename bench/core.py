@@ -11,9 +11,10 @@ per stored run, runs/s with 100 concurrent async runs, and ``from deskwork impor
 Worker, Job`` against ``from agno.agent import Agent`` (what a program that runs one worker
 imports; bare ``import deskwork`` loads next to nothing, its exports are lazy).
 
-Run: ``python bench/core.py [ROUNDS] [--cpu] [--quick]`` (default 15 rounds; prints a markdown
-table; ``--cpu`` times the runs in process CPU time instead of wall time; ``--quick`` times only
-the in-memory runs beside Agno: no SQLite, LangGraph, memory, concurrency or import rows).
+Run: ``python bench/core.py [ROUNDS] [--cpu] [--quick] [--import-only]`` (default 15 rounds;
+prints a markdown table; ``--cpu`` times the runs in process CPU time instead of wall time;
+``--quick`` times only the in-memory runs beside Agno: no SQLite, LangGraph, memory, concurrency
+or import rows; ``--import-only`` prints only the import rows, from ROUNDS rounds).
 """
 
 from __future__ import annotations
@@ -360,7 +361,13 @@ def other_rows(tmp: str, count: int) -> list[Row]:
         rps = concurrent_runs_per_second(store, f"{tmp}/c-{store}")
         rows.append((f"Runs/s, {CONCURRENT} concurrent async runs, {label}",
                      _fmt(rps, 1, "runs/s"), "—"))  # fmt: skip
-    ours, agno = import_times(max(5, count // 2))
+    return rows + import_rows(max(5, count // 2))
+
+
+def import_rows(repeats: int) -> list[Row]:
+    """Rows of the import measure: ours, Agno's and their ratio, over ``repeats`` rounds."""
+    rows: list[Row] = []
+    ours, agno = import_times(repeats)
     rows.append((f"`{OUR_IMPORT}` over bare start-up", _fmt(ours, 1e3, "ms"), "—"))
     rows.append((f"`{AGNO_IMPORT}` over bare start-up", _fmt(agno, 1e3, "ms"), "—"))
     import_ratio = _fmt(_ratios(ours, agno), 1, "", 2)
@@ -376,6 +383,10 @@ def main() -> None:
         CLOCK = time.process_time
     quick = "--quick" in flags
     count = int(args[0]) if args else 15
+    if "--import-only" in flags:
+        print(f"{count} rounds of fresh interpreters, wall time; median (min–max)\n")
+        _print_table(import_rows(count))
+        return
     stores = ("memory",) if quick else ("memory", "sqlite")
     with tempfile.TemporaryDirectory() as tmp:
         s = rounds(all_timers(tmp, stores, langgraph=not quick), count)
@@ -385,6 +396,10 @@ def main() -> None:
     clock = "process CPU time" if CLOCK is time.process_time else "wall time"
     print(f"{count} interleaved rounds of {RUNS_PER_SAMPLE} runs, per-run {clock};"
           " median (min–max)\n")  # fmt: skip
+    _print_table(rows)
+
+
+def _print_table(rows: list[Row]) -> None:
     print("| measure | median (range) | goal |")
     print("|---|---|---|")
     for name, value, goal in rows:
