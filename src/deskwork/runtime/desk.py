@@ -245,9 +245,11 @@ class Desk:
         store, bus = self.run_store, self.event_bus
 
         def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
-            event = new_event(run_id, str(event_type), source, payload)
-            end = _run_end.get()
-            if end is not None and end.run_id == run_id and event.type in RUN_END_EVENTS:
+            # a built-in type's own value text: no new string kept with every stored event
+            name = event_type._value_ if type(event_type) is EventType else str(event_type)
+            event = new_event(run_id, name, source, payload)
+            end = _run_end.get() if name in RUN_END_EVENTS else None
+            if end is not None and end.run_id == run_id:
                 store.finish_run(run_id, end.status, end.output, end.output_json, end.state, event)
                 end.stored = True
             else:

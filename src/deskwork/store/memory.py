@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from deskwork.core._model import trusted
 from deskwork.core.event import Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
@@ -43,6 +44,20 @@ def _stored_event(event: Event) -> _StoredEvent:
     if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
         check_sizes(event.payload)
     return (event.event_id, event.type, event.timestamp, event.run_id, event.source, payload)
+
+
+_CREATED_FIELDS = frozenset(
+    ("run_id", "status", "input", "created_at", "updated_at", "runner", "owner")
+)
+"""The fields :meth:`InMemoryRunStore.create_run` names when it builds a record."""
+
+
+def _updated(record: RunRecord, update: dict[str, Any]) -> RunRecord:
+    """``record.model_copy(update=update)``, without copying through ``__copy__``: a stored
+    record is never changed in place, so the new one is built from its fields."""
+    return trusted(
+        RunRecord, {**record.__dict__, **update}, record.__pydantic_fields_set__ | update.keys()
+    )
 
 
 def _check_sizes(value: Any) -> None:
@@ -96,15 +111,23 @@ class InMemoryRunStore(RunStore):
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         _check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()
-        record = RunRecord(
-            run_id=run_id,
-            status="running",
-            input=input_payload,
-            created_at=now,
-            updated_at=now,
-            runner=runner,
-            owner=current_owner(),
-        )
+        if type(run_id) is str and (runner is None or type(runner) is str):
+            # the fields have their types already: validation would only copy them
+            values = {"run_id": run_id, "status": "running", "input": input_payload,
+                      "output": None, "output_json": None, "created_at": now,
+                      "updated_at": now, "state": None, "runner": runner,
+                      "owner": current_owner()}  # fmt: skip
+            record = trusted(RunRecord, values, set(_CREATED_FIELDS))
+        else:
+            record = RunRecord(
+                run_id=run_id,
+                status="running",
+                input=input_payload,
+                created_at=now,
+                updated_at=now,
+                runner=runner,
+                owner=current_owner(),
+            )
         with self._lock:
             self._runs.pop(run_id, None)  # a re-created id counts as the newest
             self._runs[run_id] = record
@@ -134,14 +157,15 @@ class InMemoryRunStore(RunStore):
             record = self._runs.get(run_id)
             if record is None:
                 raise KeyError(f"unknown run {run_id!r}")
-            self._runs[run_id] = record.model_copy(
-                update={
+            self._runs[run_id] = _updated(
+                record,
+                {
                     "status": status,
                     "output": output,
                     "output_json": output_json,
                     "state": state,
                     "updated_at": utc_now(),
-                }
+                },
             )
 
     def claim_paused(self, run_id: str) -> bool:
@@ -149,8 +173,8 @@ class InMemoryRunStore(RunStore):
             record = self._runs.get(run_id)
             if record is None or record.status != "paused":
                 return False
-            self._runs[run_id] = record.model_copy(
-                update={"status": "running", "updated_at": utc_now(), "owner": current_owner()}
+            self._runs[run_id] = _updated(
+                record, {"status": "running", "updated_at": utc_now(), "owner": current_owner()}
             )
             return True
 
