@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import threading
 import time
+import weakref
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -187,3 +190,46 @@ async def test_a_thread_that_cannot_start_fails_the_call_and_the_pool_recovers(
     gate.set()
     assert await asyncio.wait_for(first, 5) is True
     pool.shutdown()
+
+
+def test_bursts_from_two_loops_on_one_pool_each_get_their_own_results() -> None:
+    """Calls that end together share one wake-up of their loop; each caller still gets its
+    own result, and no loop gets another's."""
+    pool = ToolThreadPool(4, name="burst")
+
+    async def burst(offset: int) -> list[Any]:
+        return list(await asyncio.gather(*(pool.start(lambda i=i: offset + i) for i in range(300))))
+
+    with ThreadPoolExecutor(2) as callers:
+        firsts = [callers.submit(asyncio.run, burst(offset)) for offset in (0, 10_000)]
+        results = [first.result(60) for first in firsts]
+    pool.shutdown()
+    assert results == [list(range(300)), list(range(10_000, 10_300))]
+
+
+def test_the_pool_keeps_no_loop_closed_before_its_results_were_collected() -> None:
+    pool = ToolThreadPool(1)
+    release = threading.Event()
+    loop = asyncio.new_event_loop()
+
+    async def start() -> asyncio.Future[Any]:
+        return pool.start(lambda: release.wait(10))
+
+    loop.run_until_complete(start())  # the loop stops before the call ends
+    release.set()
+    ready = loop._ready  # type: ignore[attr-defined]  # asyncio's queue of ready callbacks
+    deadline = time.monotonic() + 30
+    while not ready and time.monotonic() < deadline:  # until the wake-up is queued on it
+        time.sleep(0.001)
+    assert ready
+    loop.close()  # without running the wake-up
+    closed = weakref.ref(loop)
+    del loop
+
+    async def again() -> str:
+        return str(await asyncio.wait_for(pool.start(lambda: "next"), 5))
+
+    assert asyncio.run(again()) == "next"
+    pool.shutdown()
+    gc.collect()
+    assert closed() is None
