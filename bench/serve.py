@@ -26,7 +26,11 @@ not compete with the server for its GIL. Scenarios:
   a loaded machine does not blur the way it blurs latencies.
 
 Run: ``python bench/serve.py`` (prints markdown tables); ``python bench/serve.py --fan-out``
-measures only the paced fan-out (for A/B runs against another checkout on ``PYTHONPATH``).
+measures only the paced fan-out (for A/B runs against another checkout on ``PYTHONPATH``);
+``--breakdown`` splits each paced event's time from emit to the last client's transport
+into its segments inside the server (:class:`Probe`), with the garbage collections that
+overlapped it. The server's startup objects are frozen out of the garbage collector, as
+``deskwork serve`` does (``--no-freeze``: not).
 """
 
 from __future__ import annotations
@@ -41,13 +45,16 @@ import statistics
 import sys
 import threading
 import time
+from array import array
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import uvicorn
 
 from deskwork import Desk, Job, Worker
+from deskwork.core.event import Event
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.runtime.config import RunConfig
@@ -171,6 +178,25 @@ _TICK = re.compile(rb'"payload":\{"i":(\d+),"t":([-+.e\d]+)\}')
 """A ``bench.tick`` event in a frame: its number and its emit time."""
 
 
+class WriteLog:
+    """The writes to the event streams' transports: connection, time, data. Kept in arrays
+    and a list of bytes, objects the garbage collector does not track, so that noting 50
+    writes per event does not itself set off collections in the server."""
+
+    def __init__(self) -> None:
+        self.connections = array("l")
+        self.times = array("d")
+        self.bodies: list[bytes] = []
+
+    def add(self, connection: int, at: float, data: bytes) -> None:
+        self.connections.append(connection)
+        self.times.append(at)
+        self.bodies.append(data)
+
+    def __iter__(self) -> Iterator[tuple[int, float, bytes]]:
+        return zip(self.connections, self.times, self.bodies, strict=True)
+
+
 class TimedTransport:
     """A connection's transport that notes when each write returned."""
 
@@ -178,12 +204,13 @@ class TimedTransport:
         self._transport = transport
         self._clock = clock
         self._connection = connection
+        self.is_closing = transport.is_closing  # asked before each direct write: no __getattr__
 
     def write(self, data: bytes) -> None:
         self._transport.write(data)
         log = self._clock.log
         if log is not None:
-            log.append((self._connection, time.perf_counter(), data))
+            log.add(self._connection, time.perf_counter(), data)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
@@ -197,7 +224,7 @@ class WriteClock:
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.log: list[tuple[int, float, bytes]] | None = None
+        self.log: WriteLog | None = None
         self._connections = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -209,7 +236,7 @@ class WriteClock:
 
     def fan_out(self, events: int) -> list[float]:
         """Per event: seconds from its emit to its bytes handed over for the last client."""
-        log, self.log = self.log or [], None
+        log, self.log = self.log or WriteLog(), None
         handed: dict[int, dict[int, float]] = defaultdict(dict)  # event -> connection -> t
         emitted: dict[int, float] = {}
         for connection, at, body in log:
@@ -222,11 +249,97 @@ class WriteClock:
         return sorted(max(handed[i].values()) - emitted[i] for i in handed)
 
 
+class Probe:
+    """Per-event timestamps inside the server, for ``--breakdown``: when the hub got the
+    event from the bus (after the store's commit), when its delivery started and ended
+    (wall and the server thread's CPU clock), and every garbage collection (``gc.callbacks``).
+    Installed by wrapping the hub's entry points, so the server's code is unchanged."""
+
+    def __init__(self) -> None:
+        self.on: bool = False
+        self.hub: dict[int, float] = {}
+        self.deliver: dict[int, tuple[float, float, float, float]] = {}
+        self.gc: list[tuple[float, float, int]] = []
+        self._gc_start = 0.0
+        self.found: list[dict[str, Any]] = []
+        """What :meth:`segments` found in each fan-out."""
+
+    def install(self) -> None:
+        import gc
+
+        from deskwork.serve import _hub
+
+        on_event, deliver = _hub.EventHub._on_event, _hub._deliver
+
+        def timed_on_event(hub: _hub.EventHub, event: Event) -> None:
+            if self.on and event.type == "bench.tick":
+                self.hub[event.payload["i"]] = time.perf_counter()
+            on_event(hub, event)
+
+        def timed_deliver(targets: list[_hub.Subscription], item: _hub.Outgoing) -> None:
+            start, cpu = time.perf_counter(), time.thread_time()
+            deliver(targets, item)
+            if self.on and item.event.type == "bench.tick":
+                end = time.perf_counter()
+                self.deliver[item.event.payload["i"]] = (start, cpu, end, time.thread_time())
+
+        # a plain function in place of the method (mypy sees the self argument twice)
+        _hub.EventHub._on_event = timed_on_event  # type: ignore[method-assign,assignment]
+        _hub._deliver = timed_deliver
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        elif self.on:
+            self.gc.append((self._gc_start, time.perf_counter(), info["generation"]))
+
+    def start(self) -> None:
+        self.hub, self.deliver, self.gc, self.on = {}, {}, [], True
+
+    def segments(self, log: WriteLog, clients: int) -> dict[str, Any]:
+        """Per event, in seconds: emit→hub, hub→delivery, delivery→first write, first→last
+        write, time off the CPU during the delivery, GC during emit→last write; and the
+        garbage collections and the sizes of the writes."""
+        self.on = False
+        writes: dict[int, list[float]] = defaultdict(list)
+        emitted: dict[int, float] = {}
+        for _, at, body in log:
+            for match in _TICK.finditer(body):
+                writes[int(match[1])].append(at)
+                emitted[int(match[1])] = float(match[2])
+        out = {}
+        for i, times in writes.items():
+            if i not in self.hub or i not in self.deliver:
+                continue
+            start, cpu, end, cpu_end = self.deliver[i]
+            first, last = min(times), max(times)
+            gc_s = sum(min(b, last) - max(a, emitted[i]) for a, b, _ in self.gc
+                       if b > emitted[i] and a < last)  # fmt: skip
+            out[i] = {
+                "emit→hub": self.hub[i] - emitted[i],
+                "hub→delivery": start - self.hub[i],
+                "delivery→first write": first - start,
+                "first→last write": last - first,
+                "CPU in delivery": cpu_end - cpu,
+                "off CPU in delivery": (end - start) - (cpu_end - cpu),
+                "GC in emit→last write": gc_s,
+                "emit→last write": last - emitted[i],
+            }
+        sizes = sorted(len(body) for body in log.bodies)
+        return {"clients": clients, "events": out, "gc": self.gc, "sizes": sizes}
+
+
 class Served:
     """uvicorn serving ``desk`` in a thread of this process."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: Desk, *, freeze: bool = True) -> None:
         self.app = create_app(desk)
+        if freeze:  # as ``deskwork serve`` does before it runs uvicorn
+            import gc
+
+            gc.collect()
+            gc.freeze()
         self.clock = WriteClock(self.app)
         config = uvicorn.Config(self.clock, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
@@ -244,7 +357,12 @@ class Served:
 
 
 def fan_out(
-    served: Served, pool: Clients, clients: int, events: int, pace: float
+    served: Served,
+    pool: Clients,
+    clients: int,
+    events: int,
+    pace: float,
+    probe: Probe | None = None,
 ) -> dict[str, float]:
     GO.clear()
     MODE.update(events=events, pace=pace)
@@ -254,13 +372,17 @@ def fan_out(
     hub = served.app.state.services()[0].hub
     while hub.subscribers(run_id) < clients:  # every stream is following the run
         time.sleep(0.005)
-    served.clock.log = []
+    log = served.clock.log = WriteLog()
+    if probe is not None:
+        probe.start()
     cpu = served.cpu()
     start = time.perf_counter()
     GO.set()
     streams = pool.collect(used)
     cpu = served.cpu() - cpu
     handed = served.clock.fan_out(events)
+    if probe is not None:
+        probe.found.append(probe.segments(log, clients))
     assert all(len(s["latencies"]) == events for s in streams), "a client missed events"
     latencies = sorted(x for s in streams for x in s["latencies"])
     elapsed = max(s["end"] for s in streams) - start
@@ -410,11 +532,51 @@ def _print_fan_out(figures: dict[Any, Any]) -> None:
           f" server CPU {added('cpu_ms_per_event'):.3f} ms per event\n")  # fmt: skip
 
 
+def breakdown(served: Served, pool: Clients, probe: Probe) -> None:
+    """Paced fan-out to 1 and 50 clients, ``REPEATS`` times each, with ``probe`` on: print
+    where each event's time from emit to the last client's transport went."""
+    fan_out(served, pool, 50, 100, PACE)  # warm up
+    for clients in (1, 50):
+        probe.found = []
+        for _ in range(REPEATS):
+            fan_out(served, pool, clients, PACED_EVENTS, PACE, probe)
+        _print_breakdown(probe.found)
+
+
+def _print_breakdown(found: list[dict[str, Any]]) -> None:
+    events = [e for f in found for e in f["events"].values()]
+    slowest = sorted(events, key=lambda e: e["emit→last write"])[-max(1, len(events) // 100) :]
+    gcs = [g for f in found for g in f["gc"]]
+    sizes = sorted(size for f in found for size in f["sizes"])
+    print(f"\n{found[0]['clients']} clients, {len(events)} paced events ({len(found)} runs):"
+          f" writes of {sizes[len(sizes) // 2]} bytes (median), {sizes[-1]} at most;"
+          f" {len(gcs)} collections (gen 0/1/2:"
+          f" {'/'.join(str(sum(g[2] == n for g in gcs)) for n in range(3))}),"
+          f" longest {1000 * max((b - a for a, b, _ in gcs), default=0):.2f} ms\n")  # fmt: skip
+    for n in range(3):
+        took = sorted(1000 * (b - a) for a, b, g in gcs if g == n)
+        if took:
+            print(f"gen {n}: median {statistics.median(took):.3f} ms, max {took[-1]:.3f} ms")
+    print("| segment (ms) | p50 | p99 | mean of the slowest 1% of events |")
+    print("|---|---:|---:|---:|")
+    for key in events[0]:
+        ordered = sorted(e[key] for e in events)
+        mean = statistics.mean(e[key] for e in slowest)
+        print(f"| {key} | {1000 * _quantile(ordered, 0.5):.3f} |"
+              f" {1000 * _quantile(ordered, 0.99):.3f} | {1000 * mean:.3f} |")  # fmt: skip
+
+
 def main(argv: list[str]) -> None:
+    if "--breakdown" in argv:
+        probe = Probe()
+        probe.install()
     pool = Clients(CLIENT_PROCESSES)
-    served = Served(_desk())
+    served = Served(_desk(), freeze="--no-freeze" not in argv)
     only_fan_out = "--fan-out" in argv
     try:
+        if "--breakdown" in argv:
+            breakdown(served, pool, probe)
+            return
         figures = _measure(served, pool, burst=not only_fan_out)
         if not only_fan_out:
             overhead = asyncio.run(http_overhead(served.url))

