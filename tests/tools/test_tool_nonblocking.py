@@ -14,7 +14,8 @@ from deskwork import Desk, Job, ToolCall, Worker
 from deskwork._sync import run_sync
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
-from deskwork.tools import tool
+from deskwork.tools import tool, transfer_to_agent_tool
+from deskwork.tools._pool import ToolThreadPool
 from deskwork.tools.execution import aexecute_tool
 
 marker: contextvars.ContextVar[str] = contextvars.ContextVar("nonblocking_marker", default="unset")
@@ -149,3 +150,14 @@ def test_blocking_false_is_for_sync_tools() -> None:
         @tool(blocking=False)
         async def already_on_the_loop() -> str:
             return "async tools always run on the loop"
+
+
+async def test_the_handoff_tool_runs_without_a_pool_thread() -> None:
+    """deskwork's own quick sync tools are declared so: a shut-down pool would fail them."""
+    pool = ToolThreadPool(1)
+    pool.shutdown()
+    handoff = transfer_to_agent_tool(["coder"])
+    call = _call(handoff.name, agent_name="coder")
+    assert (await aexecute_tool(handoff, call, pool=pool)).content == "Transferring to coder"
+    refused = await aexecute_tool(pooled_mark, _call("pooled_mark"), pool=pool)
+    assert refused.error is not None and "shut down" in refused.error

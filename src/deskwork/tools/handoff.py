@@ -45,4 +45,5 @@ def transfer_to_agent_tool(available_agents: Sequence[str] | None = None) -> Too
         schema=schema,
         requires_handoff=True,
         metadata={"available_agents": agents},
+        blocking=False,  # it only formats a string: no hand-off to a pool thread
     )
