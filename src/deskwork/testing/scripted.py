@@ -176,9 +176,24 @@ def _raw(arguments: dict[str, Any] | str) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _sent(arguments: dict[str, Any] | str) -> dict[str, Any] | str:
+    """What a provider's reply would carry: the arguments as JSON text, or a dict that JSON
+    gives back unchanged (text keys, plain scalar values: the common case), whose round trip
+    through the text would only copy it."""
+    if type(arguments) is dict and all(
+        type(key) is str and type(value) in _JSON_SCALARS and value == value  # not NaN
+        for key, value in arguments.items()
+    ):
+        return arguments
+    return _raw(arguments)
+
+
 def _response(turn: Turn, model: str) -> ModelResponse:
     calls = [
-        parse_tool_call(f"call_{i}", name, _raw(args))
+        parse_tool_call(f"call_{i}", name, _sent(args))
         for i, (name, args) in enumerate(turn.tool_calls)
     ]
     return ModelResponse(
