@@ -31,17 +31,38 @@ was busy when it came polls again as soon as it would wait.
 queue wait longer after each poll that finds it empty, up to :data:`IDLE_POLL_SECONDS`: a
 run queued on an idle queue starts within about 0.5 s. The first poll that finds a run goes
 back to DBOS's interval, and a run ending here still wakes the poller at once.
+
+:func:`prepare_claim_statements` makes the claim itself cheap. DBOS (3.4.0) builds its
+SQLAlchemy statements from scratch on every poll of a queue: the queue's row
+(``get_queue``, a database-backed queue is read again each poll), the application's latest
+version, the ``SELECT ... FOR UPDATE SKIP LOCKED`` of the next workflows, the ``UPDATE``
+that starts them and the read of the claimed workflows' statuses
+(``get_workflow_statuses``, also behind ``DBOS.get_workflow_status``). Building them and
+deriving SQLAlchemy's cache key from them cost more CPU than the queries. Here they are
+built once per system database with bind parameters, and the two reads run in autocommit
+(one round trip on PostgreSQL instead of three); the claim's transaction, the SQL sent, the
+order and the answers are DBOS's (a test compares them). A queue with a limit shared across
+workers (``concurrency``, a rate limit, partitions) and a sharded system database keep
+DBOS's own claim.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["IDLE_POLL_SECONDS", "back_off_while_idle", "poll_when_runs_end", "skip_empty_claims"]
+__all__ = [
+    "IDLE_POLL_SECONDS",
+    "back_off_while_idle",
+    "poll_when_runs_end",
+    "prepare_claim_statements",
+    "skip_empty_claims",
+]
 
 IDLE_POLL_SECONDS = 0.45
 """The longest wait between two polls of an empty queue that backs off (DBOS adds up to 5 %
@@ -94,10 +115,17 @@ def _enqueued_query(sys_db: Any) -> Any:
     return query
 
 
+@contextlib.contextmanager
+def _autocommit(sys_db: Any) -> Iterator[Any]:
+    """A connection of the system database for one read: autocommit, so a PostgreSQL read
+    is one round trip (DBOS's ``engine.begin()`` adds a ``BEGIN`` and a ``COMMIT``)."""
+    with sys_db.engine.connect() as conn:
+        yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+
 def _has_enqueued(sys_db: Any, queue_name: str) -> bool:
     """Whether ``queue_name`` holds an ``ENQUEUED`` workflow (one autocommit read)."""
-    with sys_db.engine.connect() as conn:
-        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+    with _autocommit(sys_db) as conn:
         row = conn.execute(_enqueued_query(sys_db), {"queue": queue_name}).first()
     return row is not None
 
@@ -226,3 +254,337 @@ def poll_when_runs_end() -> None:
     queue_thread.deskwork = True  # type: ignore[attr-defined]
     setattr(_dbos, "queue_thread", queue_thread)  # noqa: B010 - read by DBOS.launch
     setattr(ActiveWorkflowById, "_remove", _remove)  # noqa: B010 - a method of DBOS's class
+
+
+_CLAIM_HELPERS = (
+    "_scoped",
+    "_claim_gate",
+    "_wf_in",
+    "_wf_join",
+    "_key_column",
+    "_global",
+    "_latest_application_version",
+)
+"""``SystemDatabase`` methods the statements here are built from; a subclass that
+overrides one (a sharded one) keeps DBOS's own methods."""
+_CHUNK = 4096
+"""Workflows flipped per ``UPDATE`` (DBOS's chunk: under SQLite's and libpq's bind limits)."""
+
+
+def prepare_claim_statements() -> None:
+    """Make DBOS's queue claim and its queue read reuse their statements (idempotent)."""
+    try:
+        from dbos._sys_db import SystemDatabase
+    except ImportError:  # pragma: no cover - another DBOS version
+        return
+    if getattr(SystemDatabase.start_queued_workflows, "deskwork", False):
+        return
+    patched: dict[str, Callable[..., Any]] = {
+        "start_queued_workflows": _start_queued,
+        "get_queue": _get_queue,
+        "get_workflow_statuses": _get_statuses,
+    }
+    for name, fast in patched.items():
+        original = getattr(SystemDatabase, name)
+        setattr(SystemDatabase, name, _when_plain(SystemDatabase, fast, original))
+
+
+_DBOS_OWN: Any = object()
+"""What a fast method answers for a call it leaves to DBOS's own."""
+
+
+def _when_plain(base: type, fast: Callable[..., Any], original: Callable[..., Any]) -> Any:
+    """``fast`` where DBOS's claim helpers are DBOS's own (unless ``fast`` answers
+    :data:`_DBOS_OWN`), else DBOS's ``original``."""
+    plain: dict[type, bool] = {}
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        cls = type(self)
+        if cls not in plain:
+            plain[cls] = all(getattr(cls, n) is getattr(base, n) for n in _CLAIM_HELPERS)
+        if plain[cls] and not self.sharded:
+            answer = fast(self, *args, **kwargs)
+            if answer is not _DBOS_OWN:
+                return answer
+        return original(self, *args, **kwargs)
+
+    method.deskwork = True  # type: ignore[attr-defined]
+    method.__wrapped__ = original  # type: ignore[attr-defined]
+    method.__name__, method.__doc__ = original.__name__, original.__doc__
+    return method
+
+
+def _claim_statements(sys_db: Any) -> dict[Any, Any]:
+    """DBOS's claim statements for a queue without shared limits, built once per system
+    database: per ``(latest version, limited)`` the ``SELECT ... FOR UPDATE SKIP LOCKED``
+    of the queue's next workflows, ``"flip"`` the ``UPDATE`` that starts them, ``"latest"``
+    the application's newest version and ``"queue"`` the queue's row."""
+    built: dict[Any, Any] | None = sys_db.__dict__.get("_deskwork_claim")
+    if built is not None:
+        return built
+    import sqlalchemy as sa
+    from dbos._sys_db import _MAX_BIGINT
+
+    ws, queues = sys_db.tables.workflow_status, sys_db.tables.queues
+    version: Any = sa.bindparam("deskwork_version", type_=ws.c.application_version.type)
+    mine = sys_db._name_filter(ws.c.application_name, sys_db.app_name)
+    built = {
+        "queue": sa.select(queues).where(
+            *sys_db._global(queues), queues.c.name == sa.bindparam("deskwork_queue")
+        ),
+        "latest": _latest_version_query(sys_db),
+        "max": _MAX_BIGINT,
+        "statuses": _statuses_query(sys_db),
+    }
+    for latest in (False, True):
+        same = ws.c.application_version == version
+        query = (
+            sa.select(ws.c.workflow_uuid)
+            .select_from(ws)
+            .where(*sys_db._scoped(ws))
+            .where(ws.c.queue_name == sa.bindparam("deskwork_queue"))
+            .where(ws.c.status == "ENQUEUED")
+            .where(sys_db._in_flight_status_prover())
+            .where(sa.or_(same, ws.c.application_version.is_(None)) if latest else same)
+            .where(mine)
+            .with_for_update(skip_locked=True, nowait=False)
+            .order_by(ws.c.priority.asc(), ws.c.created_at.asc())
+        )
+        built[latest, False] = query
+        built[latest, True] = query.limit(sa.bindparam("deskwork_limit", type_=sa.Integer))
+    start: Any = sa.bindparam("deskwork_start", type_=ws.c.workflow_timeout_ms.type)
+    cap: Any = sa.bindparam("deskwork_cap", type_=ws.c.workflow_timeout_ms.type)
+    built["flip"] = (
+        ws.update()
+        .where(ws.c.workflow_uuid.in_(sa.bindparam("deskwork_ids", expanding=True)))
+        .where(ws.c.status == "ENQUEUED")
+        .where(mine)
+        .values(
+            status="PENDING",
+            owner_xid=sa.bindparam("deskwork_owner"),
+            application_version=version,
+            executor_id=sa.bindparam("deskwork_executor"),
+            application_name=sys_db.app_name,
+            started_at_epoch_ms=sys_db._now_ms_sql(),
+            rate_limited=False,  # no rate limit: DBOS's own claim takes a limited queue
+            recovery_attempts=ws.c.recovery_attempts + 1,
+            updated_at=sys_db._now_ms_sql(),
+            workflow_deadline_epoch_ms=sa.case(
+                (
+                    sa.and_(
+                        ws.c.workflow_timeout_ms.isnot(None),
+                        ws.c.workflow_deadline_epoch_ms.is_(None),
+                    ),
+                    sa.case(
+                        (ws.c.workflow_timeout_ms > cap, _MAX_BIGINT),
+                        else_=start + ws.c.workflow_timeout_ms,
+                    ),
+                ),
+                else_=ws.c.workflow_deadline_epoch_ms,
+            ),
+        )
+        .returning(ws.c.workflow_uuid)
+    )
+    sys_db.__dict__["_deskwork_claim"] = built
+    return built
+
+
+def _latest_version_query(sys_db: Any) -> Any:
+    """DBOS's ``_latest_application_version`` query of this system database's application."""
+    import sqlalchemy as sa
+
+    av = sys_db.tables.application_versions
+    columns = [
+        av.c.version_id,
+        av.c.version_name,
+        av.c.version_timestamp,
+        av.c.created_at,
+        av.c.application_name,
+    ]
+    if not sys_db.app_name:
+        query: Any = sa.select(*columns).where(*sys_db._global(av))
+        return query.order_by(av.c.version_timestamp.desc()).limit(1)
+    probes = [
+        sa.select(*columns)
+        .where(*sys_db._global(av))
+        .where(owner)
+        .order_by(av.c.application_name, av.c.version_timestamp.desc())
+        .limit(1)
+        .subquery()
+        for owner in (av.c.application_name == sys_db.app_name, av.c.application_name.is_(None))
+    ]
+    query = sa.union_all(*(sa.select(*probe.c) for probe in probes))
+    return query.order_by(sa.desc("version_timestamp")).limit(1)
+
+
+def _shares_budget(queue: Any) -> bool:
+    """Whether ``queue`` has a limit shared across workers (DBOS's own claim takes it)."""
+    return (
+        queue._concurrency is not None
+        or queue._partition_concurrency is not None
+        or queue._limiter is not None
+        or queue._partition_limiter is not None
+    )
+
+
+def _start_queued(
+    self: Any,
+    queue: Any,
+    executor_id: str,
+    app_version: str,
+    queue_partition_key: str | None,
+    local_running_count: int = 0,
+    partition_local_running_count: int = 0,
+    *,
+    owner_xid: str | None = None,
+    is_latest_version: bool | None = None,
+) -> Any:
+    """DBOS's ``start_queued_workflows`` with statements built once, for a queue without
+    shared limits or partition (DBOS claims the others): the same transaction, SQL, order
+    and answers as DBOS's."""
+    if queue_partition_key is not None or _shares_budget(queue):
+        return _DBOS_OWN
+    start_time_ms = int(time.time() * 1000)
+    statements = _claim_statements(self)
+    with self._begin(None) as c:
+        max_tasks = sys.maxsize
+        if queue._worker_concurrency is not None:
+            max_tasks = min(max_tasks, max(0, queue._worker_concurrency - local_running_count))
+            if max_tasks <= 0:
+                return [], "worker_concurrency"
+        if queue._partition_worker_concurrency is not None:
+            room = queue._partition_worker_concurrency - partition_local_running_count
+            max_tasks = min(max_tasks, max(0, room))
+            if max_tasks <= 0:
+                return [], "partition_worker_concurrency"
+        if is_latest_version is None:
+            latest = c.execute(statements["latest"]).fetchone()
+            is_latest_version = latest is None or latest.version_name == app_version
+        limited = max_tasks != sys.maxsize
+        params: dict[str, Any] = {"deskwork_queue": queue.name, "deskwork_version": app_version}
+        if limited:
+            params["deskwork_limit"] = int(max_tasks)
+        rows = c.execute(statements[bool(is_latest_version), limited], params).fetchall()
+        dequeued: list[str] = [row[0] for row in rows]
+        if dequeued:
+            from dbos._logger import dbos_logger
+
+            dbos_logger.debug(f"[{queue.name}] dequeueing {len(dequeued)} task(s)")
+        claimed: set[str] = set()
+        flip = {
+            "deskwork_owner": owner_xid,
+            "deskwork_version": app_version,
+            "deskwork_executor": executor_id,
+            "deskwork_start": start_time_ms,
+            "deskwork_cap": statements["max"] - start_time_ms,
+        }
+        for first in range(0, len(dequeued), _CHUNK):
+            chunk = dequeued[first : first + _CHUNK]
+            for workflow_id in chunk:
+                self._reject_shard_key(workflow_id, None)
+            flipped = c.execute(statements["flip"], {**flip, "deskwork_ids": chunk}).fetchall()
+            claimed.update(row[0] for row in flipped)
+        return [workflow_id for workflow_id in dequeued if workflow_id in claimed], None
+
+
+def _get_queue(self: Any, name: str, *, client_system_database: Any = None) -> Any:
+    """DBOS's ``get_queue`` with its statement built once."""
+    from dbos._sys_db import queue_from_db_row
+
+    with _autocommit(self) as c:
+        row = c.execute(_claim_statements(self)["queue"], {"deskwork_queue": name}).fetchone()
+    if row is None:
+        return None
+    return queue_from_db_row(row, client_system_database=client_system_database)
+
+
+_STATUS_FIELDS = (
+    "workflow_uuid",
+    "status",
+    "name",
+    "recovery_attempts",
+    "config_name",
+    "class_name",
+    "authenticated_user",
+    "authenticated_roles",
+    "assumed_role",
+    "queue_name",
+    "executor_id",
+    "created_at",
+    "updated_at",
+    ("app_version", "application_version"),
+    ("app_id", "application_id"),
+    "workflow_deadline_epoch_ms",
+    "workflow_timeout_ms",
+    "deduplication_id",
+    "priority",
+    "inputs",
+    "queue_partition_key",
+    "forked_from",
+    "parent_workflow_id",
+    "started_at_epoch_ms",
+    "serialization",
+    "delay_until_epoch_ms",
+    "attributes",
+    "schedule_name",
+    "debounce_deadline_epoch_ms",
+    "is_debounced",
+    "application_name",
+)
+"""The fields of DBOS's ``WorkflowStatusInternal`` read from a row, in DBOS's order (a
+pair: the field and its column)."""
+
+
+def _column(field: str | tuple[str, str]) -> str:
+    return field if isinstance(field, str) else field[1]
+
+
+def _statuses_query(sys_db: Any) -> Any:
+    """DBOS's ``get_workflow_statuses`` query, the workflows' ids one expanding parameter."""
+    import sqlalchemy as sa
+
+    ws, inputs = sys_db.tables.workflow_status, sys_db.tables.workflow_input
+    columns = [
+        sa.func.coalesce(inputs.c.inputs, ws.c.inputs).label("inputs")
+        if _column(field) == "inputs"
+        else ws.c[_column(field)]
+        for field in _STATUS_FIELDS
+    ]
+    return (
+        sa.select(*columns)
+        .select_from(ws.outerjoin(inputs, sys_db._wf_join(ws, inputs)))
+        .where(ws.c.workflow_uuid.in_(sa.bindparam("deskwork_ids", expanding=True)))
+    )
+
+
+def _get_statuses(self: Any, workflow_ids: list[str]) -> list[dict[str, Any]]:
+    """DBOS's ``get_workflow_statuses`` with its statement built once, each chunk one
+    autocommit read (retried as DBOS retries it)."""
+    from dbos._sys_db import db_retry
+
+    query = _claim_statements(self)["statuses"]
+
+    @db_retry(sys_db=self)
+    def fetch_chunk(chunk: list[str]) -> list[dict[str, Any]]:
+        for workflow_id in chunk:
+            self._reject_shard_key(workflow_id, None)
+        with _autocommit(self) as c:
+            rows = c.execute(query, {"deskwork_ids": chunk}).fetchall()
+        return [_status(row._mapping) for row in rows]
+
+    found: dict[str, dict[str, Any]] = {}
+    for first in range(0, len(workflow_ids), _CHUNK):
+        for status in fetch_chunk(workflow_ids[first : first + _CHUNK]):
+            found[status["workflow_uuid"]] = status
+    return [found[workflow_id] for workflow_id in workflow_ids if workflow_id in found]
+
+
+def _status(row: Any) -> dict[str, Any]:
+    """DBOS's ``WorkflowStatusInternal`` of a row of :func:`_statuses_query`."""
+    status = {
+        field if isinstance(field, str) else field[0]: row[_column(field)]
+        for field in _STATUS_FIELDS
+    }
+    status["is_debounced"] = bool(status["is_debounced"])
+    status["shard_key"] = None
+    return status

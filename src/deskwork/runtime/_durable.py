@@ -43,7 +43,11 @@ from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
 from deskwork.runtime._dbos_prepared import prepare_step_statements
-from deskwork.runtime._dbos_queue import poll_when_runs_end, skip_empty_claims
+from deskwork.runtime._dbos_queue import (
+    poll_when_runs_end,
+    prepare_claim_statements,
+    skip_empty_claims,
+)
 from deskwork.runtime._dbos_sqlite import claim_under_write_lock
 from deskwork.runtime._durable_fanout import member_of, parent_link
 from deskwork.runtime._durable_steps import (
@@ -502,6 +506,7 @@ class _Engine:
             claim_under_write_lock()  # queue limits hold on SQLite too (_dbos_sqlite)
             prepare_step_statements()  # a step's checkpoint SQL built once (_dbos_prepared)
             skip_empty_claims()  # an idle poll is one read, not a claim (_dbos_queue)
+            prepare_claim_statements()  # the claim's SQL built once (_dbos_queue)
             poll_when_runs_end()  # a free slot takes the next run at once (_dbos_queue)
             DBOS(config=config)
             _fast_internal_queue()
