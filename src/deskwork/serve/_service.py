@@ -125,21 +125,36 @@ class _Cursor:
             return b": keepalive\n\n" if self.quiet % self.keepalive_polls == 0 else b""
         self.quiet = 0
         frames: list[bytes] = []
-        seen = self.seen
         for item in batch:
-            event = item.event
-            if event.event_id in seen:
+            out = self._feed(item)
+            if out is None:
                 continue
-            seen.add(event.event_id)
-            for position, out in self.guard.feed(self.position, item):
-                if position > self.after:
-                    frames.append(out.frame(position))
-            self.position += 1
-            if live and event.type in END_EVENTS:
+            frames.append(out)
+            if live and item.event.type in END_EVENTS:
                 self.ended = True
-                frames.append(_end_frame(event))
+                frames.append(_end_frame(item.event))
                 break
         return b"".join(frames)
+
+    def live(self, item: Outgoing) -> bytes:
+        """The frames of ``item``, a live event that does not end the stream: the hub's
+        delivery asks it of every stream of the run, so without :meth:`frames`'s batch."""
+        self.quiet = 0
+        return self._feed(item) or b""
+
+    def _feed(self, item: Outgoing) -> bytes | None:
+        """``item``'s frames (``None``: it was sent already), the cursor past it."""
+        event_id = item.event.event_id
+        if event_id in self.seen:
+            return None
+        self.seen.add(event_id)
+        position = self.position
+        self.position = position + 1
+        ready = self.guard.feed(position, item)
+        if len(ready) == 1:  # the common case: nothing held back, nothing released
+            position, out = ready[0]
+            return out.frame(position) if position > self.after else b""
+        return b"".join(out.frame(p) for p, out in ready if p > self.after)
 
 
 def _write_now(cursor: _Cursor, direct: DirectWriter, item: Outgoing) -> bool:
@@ -147,7 +162,7 @@ def _write_now(cursor: _Cursor, direct: DirectWriter, item: Outgoing) -> bool:
     or the connection cannot take it now; the cursor did not move)."""
     if item.event.type in END_EVENTS or not direct.ready():
         return False
-    frames = cursor.frames([item])
+    frames = cursor.live(item)
     if frames:
         direct.write(frames)
     return True
