@@ -21,6 +21,7 @@ from dbos._error import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
+from dbos._outcome import Pending
 from dbos._sys_db import SystemDatabase
 
 from deskwork import Desk
@@ -76,6 +77,36 @@ def test_dbos_keeps_the_shape_the_patch_relies_on() -> None:
     for helper in ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict"):
         assert callable(getattr(SystemDatabase, helper)), helper
     assert callable(SystemDatabase._reject_shard_key) and callable(SystemDatabase._now_ms_sql)
+    then = Pending.then
+    assert getattr(then, "deskwork", False), "Pending.then is not patched"
+    assert list(inspect.signature(then.__wrapped__).parameters) == ["self", "next", "dbos"]
+    assert list(inspect.signature(Pending._wrap).parameters) == ["func", "before", "dbos"]
+
+
+def test_pending_then_without_its_idle_hop_hands_on_values_and_errors() -> None:
+    """``Pending.then`` without its idle hop: the stage gets the value or the error, on a
+    worker thread (not the event loop's), and its answer (or what it raises) is the outcome."""
+    import asyncio
+    import threading
+
+    prepare_step_statements()
+    on_loop_thread: list[bool] = []
+
+    def stage(result: Any) -> str:
+        on_loop_thread.append(threading.current_thread() is main)
+        return f"recorded {result()}"
+
+    async def value() -> str:
+        return "v"
+
+    async def failing() -> str:
+        raise ValueError("boom")
+
+    main = threading.current_thread()
+    assert asyncio.run(Pending(value).then(stage)()) == "recorded v"
+    with pytest.raises(ValueError, match="boom"):
+        asyncio.run(Pending(failing).then(stage)())
+    assert on_loop_thread == [False, False]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
