@@ -30,7 +30,10 @@ measures only the paced fan-out (for A/B runs against another checkout on ``PYTH
 ``--breakdown`` splits each paced event's time from emit to the last client's transport
 into its segments inside the server (:class:`Probe`), with the garbage collections that
 overlapped it. The server's startup objects are frozen out of the garbage collector, as
-``deskwork serve`` does (``--no-freeze``: not).
+``deskwork serve`` does (``--no-freeze``: not). On a machine with few cores, the client
+processes the server has just written to preempt its thread in the middle of the fan-out
+(``--breakdown`` shows it as time off the CPU in the delivery); ``--nice-clients`` runs them
+at a lower priority, closer to clients on other machines.
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ REPEATS = 5
 RUNS = 200
 PER_PROCESS = 13
 CLIENT_PROCESSES = 4
+NICE_CLIENTS = 15
+"""The client processes' niceness with ``--nice-clients``: the scheduler then lets them
+preempt the server's thread less often, as clients on other machines never do."""
 GO = threading.Event()
 MODE = {"events": EVENTS, "pace": 0.0}
 
@@ -132,8 +138,9 @@ async def _streams(url: str, run_id: str, count: int) -> list[dict[str, Any]]:
         return await asyncio.gather(*(_stream(client, run_id, ready) for _ in range(count)))
 
 
-def _client_process(commands: Any, results: Any) -> None:
+def _client_process(commands: Any, results: Any, nice: int) -> None:
     """Follow runs as told: ``(url, run_id, streams)``; answer each stream's latencies."""
+    os.nice(nice)
     while (command := commands.get()) is not None:
         url, run_id, count = command
         results.put(asyncio.run(_streams(url, run_id, count)))
@@ -142,12 +149,13 @@ def _client_process(commands: Any, results: Any) -> None:
 class Clients:
     """A pool of client processes."""
 
-    def __init__(self, processes: int) -> None:
+    def __init__(self, processes: int, nice: int = 0) -> None:
         ctx = mp.get_context("spawn")
+        self.nice = nice
         self.results = ctx.Queue()
         self.commands = [ctx.Queue() for _ in range(processes)]
         self.procs = [
-            ctx.Process(target=_client_process, args=(q, self.results), daemon=True)
+            ctx.Process(target=_client_process, args=(q, self.results, nice), daemon=True)
             for q in self.commands
         ]
         for proc in self.procs:
@@ -504,10 +512,11 @@ def _measure(served: Served, pool: Clients, *, burst: bool = True) -> dict[Any, 
     return out
 
 
-def _print_fan_out(figures: dict[Any, Any]) -> None:
+def _print_fan_out(figures: dict[Any, Any], nice: int) -> None:
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f};"
-          f" clients in {CLIENT_PROCESSES} processes; medians of {REPEATS} runs\n")  # fmt: skip
+          f" clients in {CLIENT_PROCESSES} processes at nice {nice}; medians of {REPEATS}"
+          " runs\n")  # fmt: skip
     burst = ("burst", 1) in figures
     rates = f" burst: events/s delivered ({EVENTS:,} events) |" if burst else ""
     print(f"| SSE clients |{rates}"
@@ -540,15 +549,16 @@ def breakdown(served: Served, pool: Clients, probe: Probe) -> None:
         probe.found = []
         for _ in range(REPEATS):
             fan_out(served, pool, clients, PACED_EVENTS, PACE, probe)
-        _print_breakdown(probe.found)
+        _print_breakdown(probe.found, pool.nice)
 
 
-def _print_breakdown(found: list[dict[str, Any]]) -> None:
+def _print_breakdown(found: list[dict[str, Any]], nice: int) -> None:
     events = [e for f in found for e in f["events"].values()]
     slowest = sorted(events, key=lambda e: e["emit→last write"])[-max(1, len(events) // 100) :]
     gcs = [g for f in found for g in f["gc"]]
     sizes = sorted(size for f in found for size in f["sizes"])
-    print(f"\n{found[0]['clients']} clients, {len(events)} paced events ({len(found)} runs):"
+    print(f"\n{found[0]['clients']} clients at nice {nice}, load average"
+          f" {os.getloadavg()[0]:.2f}, {len(events)} paced events ({len(found)} runs):"
           f" writes of {sizes[len(sizes) // 2]} bytes (median), {sizes[-1]} at most;"
           f" {len(gcs)} collections (gen 0/1/2:"
           f" {'/'.join(str(sum(g[2] == n for g in gcs)) for n in range(3))}),"
@@ -557,6 +567,7 @@ def _print_breakdown(found: list[dict[str, Any]]) -> None:
         took = sorted(1000 * (b - a) for a, b, g in gcs if g == n)
         if took:
             print(f"gen {n}: median {statistics.median(took):.3f} ms, max {took[-1]:.3f} ms")
+    print()
     print("| segment (ms) | p50 | p99 | mean of the slowest 1% of events |")
     print("|---|---:|---:|---:|")
     for key in events[0]:
@@ -570,7 +581,7 @@ def main(argv: list[str]) -> None:
     if "--breakdown" in argv:
         probe = Probe()
         probe.install()
-    pool = Clients(CLIENT_PROCESSES)
+    pool = Clients(CLIENT_PROCESSES, NICE_CLIENTS if "--nice-clients" in argv else 0)
     served = Served(_desk(), freeze="--no-freeze" not in argv)
     only_fan_out = "--fan-out" in argv
     try:
@@ -584,7 +595,7 @@ def main(argv: list[str]) -> None:
     finally:
         served.server.should_exit = True
         pool.close()
-    _print_fan_out(figures)
+    _print_fan_out(figures, pool.nice)
     if only_fan_out:
         return
     print("| streams of one run, in process | writes | CPU per event (best of 5) |"
