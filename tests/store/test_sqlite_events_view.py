@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -46,10 +47,10 @@ def test_the_events_view_lists_each_event_once_in_stored_order(tmp_path: Path) -
     assert [row[0] for row in rows] == list(range(1, 9))
     for run_id, events in expected.items():
         mine = [row[1:] for row in rows if row[2] == run_id]
-        assert [
-            (e.event_id, e.run_id, e.type, e.timestamp.isoformat(), e.source, e.payload)
-            for e in events
-        ] == [(*row[:5], json.loads(row[5])) for row in mine]
+        stored = [(e.event_id, e.run_id, e.type, e.timestamp, e.source, e.payload) for e in events]
+        assert stored == [
+            (*row[:3], datetime.fromisoformat(row[3]), row[4], json.loads(row[5])) for row in mine
+        ]
 
 
 @pytest.mark.parametrize(
@@ -67,4 +68,17 @@ def test_a_damaged_batch_is_a_store_error_naming_the_file(tmp_path: Path, stored
         store.get_events("r")
     assert caught.value.location == str(path)
     assert store.get_events("other") == []  # the store itself still works
+    store.close()
+
+
+def test_timestamps_read_back_exactly_whatever_their_offset(tmp_path: Path) -> None:
+    offsets = [timedelta(0), timedelta(hours=5, minutes=30), timedelta(seconds=-1172)]
+    stamps = [datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=timezone(offset)) for offset in offsets]
+    stamps += [datetime(1900, 1, 1), utc_now().replace(microsecond=0)]  # naive; no fraction
+    store = SQLiteRunStore(tmp_path / "d.db")
+    for n, stamp in enumerate(stamps):
+        store.add_event(_event("r", n).model_copy(update={"timestamp": stamp}))
+    read = [e.timestamp for e in store.get_events("r")]
+    assert read == stamps
+    assert [(t.tzinfo, t.utcoffset()) for t in read] == [(t.tzinfo, t.utcoffset()) for t in stamps]
     store.close()

@@ -33,6 +33,7 @@ __all__ = [
     "pack_json",
     "pack_jsonable",
     "pack_model",
+    "packs_unchanged",
     "unpack_json",
     "unpack_value",
 ]
@@ -127,7 +128,7 @@ def pack_jsonable(value: Any, blobs: dict[str, str]) -> str | None:
 def _pack(value: Any, blobs: dict[str, str], *, plain: bool) -> str:
     """:func:`pack_json` of a value that is not ``None``; ``plain``: ``is_plain_json(value)``."""
     text = _dumps(value, plain=plain)
-    if _as_is(text):
+    if packs_unchanged(text):
         return text
     return json.dumps(_split(value, blobs), default=str)
 
@@ -171,12 +172,12 @@ def pack_model(model: BaseModel | None, blobs: dict[str, str]) -> str | None:
         text = model.model_dump_json()
     except PydanticSerializationError:  # e.g. a lone surrogate, which json.dumps escapes
         text = ""
-    if text and _as_is(text):
+    if text and packs_unchanged(text):
         return text
     return pack_json(model.model_dump(mode="json"), blobs)
 
 
-def _as_is(text: str) -> bool:
+def packs_unchanged(text: str) -> bool:
     """Whether ``_split`` would change nothing in the value ``text`` encodes.
 
     JSON text is never shorter than any string in it, and a string starting with ``"\\x00"``

@@ -19,9 +19,11 @@ only a power loss or an OS crash can take back the last commits (never corruptin
 The events a transaction stores for a run are one row of ``event_batches`` (a JSON array of
 ``[event_id, type, timestamp, source, payload]``), two rows for a typical run instead of one
 row and one index entry per event: most of a run's SQLite cost was the pages those wrote.
-A batch's ``seq`` is the position of its last event in the log, so the ``events`` view gives
-SQL readers one row per event as before (``seq``, ``event_id``, ``run_id``, ``type``,
-``timestamp``, ``source``, ``payload``).
+A payload that may hold non-finite floats (JSON as Python writes it, not as SQLite reads it)
+is kept in its batch as a JSON text of its own. A batch's ``seq`` is the position of its last
+event in the log, so the ``events`` view gives SQL readers one row per event as before
+(``seq``, ``event_id``, ``run_id``, ``type``, ``timestamp``, ``source``, ``payload``);
+timestamps in UTC are written ``...Z`` (``datetime.fromisoformat`` reads both forms).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,11 @@ from deskwork.core.types import RunStatus
 from deskwork.store._blobs import (
     Fetch,
     check_text,
+    is_plain_json,
     pack_json,
     pack_jsonable,
     pack_model,
+    packs_unchanged,
     unpack_json,
     unpack_value,
 )
@@ -89,14 +93,16 @@ _MIGRATIONS: list[list[str]] = [
         "ALTER TABLE events_v4 RENAME TO events",
         "CREATE INDEX events_run ON events(run_id, seq)",
     ],
-    # one row per run and transaction (see the module docstring); a payload that is not
-    # JSON (damaged) is kept as a JSON string, which reads as damaged as before
+    # one row per run and transaction (see the module docstring); a payload SQLite's JSON
+    # functions refuse (or, from 3.42, read as JSON5) is kept as a text: non-finite floats
+    # (Python's JSON has them) read back as written, a damaged payload reads as damaged
     [
         "CREATE TABLE event_batches (seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL,"
         " events TEXT NOT NULL)",
         "INSERT INTO event_batches (seq, run_id, events) SELECT seq, run_id,"
-        " json_array(json_array(event_id, type, timestamp, source,"
-        " CASE WHEN json_valid(payload) THEN json(payload) ELSE payload END)) FROM events",
+        " json_array(json_array(event_id, type, timestamp, source, CASE WHEN json_valid(payload)"
+        " AND instr(payload, 'NaN') = 0 AND instr(payload, 'Infinity') = 0"
+        " THEN json(payload) ELSE payload END)) FROM events",
         "DROP TABLE events",
         "CREATE INDEX event_batches_run ON event_batches(run_id)",
         "CREATE VIEW events (seq, event_id, run_id, type, timestamp, source, payload) AS"
@@ -446,13 +452,39 @@ def _update_run(
 
 def _event_item(event: Event, blobs: dict[str, str]) -> str:
     """``event`` as an element of its batch: the JSON array ``[event_id, type, timestamp,
-    source, payload]`` (a large payload text in ``blobs``)."""
-    head = (event.event_id, str(event.type), event.timestamp.isoformat(), event.source)
+    source, payload]`` (a large payload text in ``blobs``; the timestamp in ISO 8601, by
+    pydantic-core's faster encoder, which writes UTC as ``Z``, unless its offset has
+    seconds, which that encoder drops)."""
+    at = event.timestamp
+    stamp = at if at.tzinfo is UTC or _whole_minutes(at) else at.isoformat()
+    head = [event.event_id, str(event.type), stamp, event.source]
+    if is_plain_json(event.payload):  # the common case: one encoder call for it all
+        text = _encode([*head, event.payload])
+        if packs_unchanged(text):  # the payload's text is the one pack_json would store
+            return text
+    payload = pack_json(event.payload, blobs) or "null"
+    if "NaN" in payload or "Infinity" in payload:  # maybe non-finite floats, which Python's
+        return _encode([*head, payload])  # JSON writes but SQLite's refuses: kept as a text
+    return f"{_encode(head)[:-1]},{payload}]"
+
+
+def _payload(stored: Any, fetch: Fetch) -> Any:
+    """A payload as stored in its batch: JSON, or a JSON text of its own (see _event_item)."""
+    return unpack_json(stored, fetch) if type(stored) is str else unpack_value(stored, fetch)
+
+
+def _whole_minutes(at: datetime) -> bool:
+    """Whether ``at`` is naive or its UTC offset is a whole number of minutes."""
+    offset = at.utcoffset()
+    return offset is None or not (offset.seconds % 60 or offset.microseconds)
+
+
+def _encode(values: list[Any]) -> str:
+    """JSON text of ``values`` (texts, a datetime, plain JSON) by pydantic-core's encoder."""
     try:
-        text = to_json(head).decode()
+        return to_json(values).decode()
     except PydanticSerializationError:  # a lone surrogate, which json.dumps escapes
-        text = json.dumps(head)
-    return f"{text[:-1]},{pack_json(event.payload, blobs) or 'null'}]"
+        return json.dumps(values, default=datetime.isoformat)
 
 
 def _batches(events: dict[str, list[str]], end: _Item | None) -> list[tuple[int, str, str]]:
@@ -480,7 +512,7 @@ def _events(run_id: str, text: str, fetch: Fetch) -> list[Event]:
                 timestamp=datetime.fromisoformat(timestamp),
                 run_id=run_id,
                 source=source,
-                payload=unpack_value(payload, fetch) if packed else payload,
+                payload=_payload(payload, fetch) if packed or type(payload) is str else payload,
             )
         )
     return events
