@@ -71,7 +71,7 @@ def test_a_worker_that_loses_its_lock_session_stops_before_its_runs_are_taken_ov
         with psycopg.connect(postgres_database, autocommit=True) as admin:
             ended = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = %s",
+                " WHERE application_name = %s AND datname = current_database()",
                 (f"deskwork executor {VICTIM}",),
             ).fetchall()
         assert ended == [(True,)]
