@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from dbos import DBOS
 from dbos._context import SetWorkflowID
+from dbos._utils import INTERNAL_QUEUE_NAME
 
 from deskwork import Desk
 from deskwork.runtime import _dbos_queue
@@ -73,6 +74,7 @@ def test_a_poll_claims_only_when_its_queue_holds_a_run(sys_db: Any) -> None:
 def test_dbos_queue_threads_wait_on_the_wakeable_event(sys_db: Any) -> None:
     events = _dbos().background_thread_stop_events
     assert any(event is _dbos_queue._polls for event in events)
+    assert _dbos_queue.RECOVERY_QUEUE == INTERNAL_QUEUE_NAME  # the queue workers wake
 
 
 def _poller(polls: _PollEvent, queue: str, timeout: float, answers: list[bool]) -> threading.Thread:

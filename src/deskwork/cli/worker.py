@@ -93,8 +93,11 @@ def serve(
             _durable.declare_queue(desk, settings)
         engine.queue(queue)
         engine.listen([queue])
-        _dbos_queue.back_off_while_idle(queue)  # idle: polled up to every 0.45 s, not 0.2 s
-        recovered = _durable.hand_back(desk)  # this worker's queue threads run them
+        # idle: polled up to every 0.45 s, not 0.2 s; so is the queue of recovered runs,
+        # whose poller here is woken when this worker hands runs back
+        _dbos_queue.back_off_while_idle(queue)
+        _dbos_queue.back_off_while_idle(_dbos_queue.RECOVERY_QUEUE)
+        recovered = _hand_back(desk)  # this worker's queue threads run them
     except (ConfigurationError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         _durable.release(desk)
@@ -139,14 +142,23 @@ def _settings(
     )
 
 
+def _hand_back(desk: Any) -> list[str]:
+    """Hand the runs of dead workers back (to DBOS's recovery queue); this worker's poller of
+    that queue looks at once."""
+    from deskwork.runtime import _dbos_queue, _durable
+
+    taken: list[str] = _durable.hand_back(desk)
+    if taken:
+        _dbos_queue.wake(_dbos_queue.RECOVERY_QUEUE)
+    return taken
+
+
 def _take_over_until(stop: threading.Event, desk: Any, every: float) -> None:
     """Until ``stop``: every ``every`` seconds, hand the runs of dead workers back to their
     queues (a dead worker's executor lock is free; a live one's never is)."""
-    from deskwork.runtime import _durable
-
     while not stop.wait(every if every > 0 else None):
         try:
-            taken = _durable.hand_back(desk)
+            taken = _hand_back(desk)
         except Exception as exc:  # the database may be briefly unreachable: try again later
             _log.warning("taking over the runs of dead workers failed: %s", exc)
             continue

@@ -58,10 +58,12 @@ from typing import Any
 
 __all__ = [
     "IDLE_POLL_SECONDS",
+    "RECOVERY_QUEUE",
     "back_off_while_idle",
     "poll_when_runs_end",
     "prepare_claim_statements",
     "skip_empty_claims",
+    "wake",
 ]
 
 IDLE_POLL_SECONDS = 0.45
@@ -85,6 +87,18 @@ def back_off_while_idle(queue_name: str) -> None:
     """Poll ``queue_name`` less often while it stays empty (up to :data:`IDLE_POLL_SECONDS`
     between polls); back to DBOS's interval as soon as a poll finds a run."""
     _backing_off.add(queue_name)
+
+
+RECOVERY_QUEUE = "_dbos_internal_queue"
+"""DBOS's internal queue (``dbos._utils.INTERNAL_QUEUE_NAME``), where recovery and takeover
+put the runs of dead processes back."""
+
+
+def wake(queue_name: str) -> None:
+    """Make this process's poller of ``queue_name`` poll now (nothing before DBOS launches)."""
+    polls = _polls
+    if polls is not None:
+        polls.wake(queue_name)
 
 
 def _wait_seconds(queue_name: str, seconds: float) -> float:
@@ -247,9 +261,8 @@ def poll_when_runs_end() -> None:
 
     def _remove(self: Any, key: str, bucket: Any) -> None:
         remove(self, key, bucket)
-        polls = _polls
-        if bucket is not None and polls is not None:  # a run of a queue: its slot is free
-            polls.wake(bucket[0])
+        if bucket is not None:  # a run of a queue: its slot is free
+            wake(bucket[0])
 
     queue_thread.deskwork = True  # type: ignore[attr-defined]
     setattr(_dbos, "queue_thread", queue_thread)  # noqa: B010 - read by DBOS.launch
