@@ -29,6 +29,7 @@ Use it through one URL::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -64,6 +65,27 @@ _SCHEMA_TABLE = (
     "CREATE TABLE IF NOT EXISTS deskwork_schema"
     " (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
 )
+
+
+@contextmanager
+def _piped(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """A transaction sent as one pipeline: BEGIN, the block's statements, COMMIT, one Sync.
+
+    Leaving the pipeline sends its Sync, which runs what was queued: after an error raised
+    on the client (a value psycopg refuses to send, the block's own exception) that is the
+    statements before it, without the COMMIT, so the transaction is taken back here. (An
+    implicit transaction, without BEGIN, would commit them at the Sync.)"""
+    import psycopg
+
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            yield
+            conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(psycopg.Error):  # a lost connection: the pool drops it
+            conn.rollback()
+        raise
 
 
 class PostgresDatabase:
@@ -147,12 +169,11 @@ class PostgresDatabase:
         """A pooled connection inside one transaction (committed on success).
 
         ``piped``: the statements go to the server together, in one round trip, as one
-        pipeline in autocommit mode: PostgreSQL runs the statements up to the pipeline's one
-        Sync in one implicit transaction (an error rolls them all back). The block must not
-        read a result (that would send a Sync): results, ``rowcount`` included, are there
-        once it ended. (psycopg's ``transaction()`` in a pipeline syncs after BEGIN, the
-        statements and COMMIT: four round trips.)"""
-        with self.connection() as conn, conn.pipeline() if piped else conn.transaction():
+        pipeline: ``BEGIN``, the block's statements, ``COMMIT`` and the pipeline's one Sync.
+        The block must not read a result (that would send a Sync): results, ``rowcount``
+        included, are there once it ended. (psycopg's ``transaction()`` in a pipeline syncs
+        after BEGIN, the statements and COMMIT: four round trips.)"""
+        with self.connection() as conn, _piped(conn) if piped else conn.transaction():
             yield conn
 
     def migrate(self, component: str, migrations: Sequence[Sequence[str]]) -> None:
