@@ -127,7 +127,7 @@ def test_doctor_reports_a_sound_store_and_interrupted_runs(
     monkeypatch.chdir(tmp_path)
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert "integrity: ok" in out and "schema: runs v4" in out
+    assert "integrity: ok" in out and "schema: runs v5" in out
     assert "1 completed, 1 interrupted, 2 running" in out and "runs fail RUN_ID" in out
     assert main(["runs", "--check"]) == 0
     assert capsys.readouterr().out == out
