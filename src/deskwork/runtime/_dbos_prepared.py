@@ -16,14 +16,17 @@ cache at once. The SQL sent, the checks and the errors raised are DBOS's own. A 
 database that adds shard-key predicates or columns (a sharded subclass) overrides the key
 helpers; it keeps DBOS's methods.
 
+The ownership check and the insert of the step's output are one statement, ``INSERT ...
+SELECT ... FROM workflow_status WHERE workflow_uuid = ... AND owner_xid = ...`` (PostgreSQL:
+``FOR NO KEY UPDATE``; SQLite takes its write lock before an ``INSERT``): the output is
+written only if this execution still owns the workflow, whose row stays locked from the
+check to the write as in DBOS's transaction; no row back means another execution owns it
+(DBOS's ``DBOSWorkflowConflictIDError``).
+
 On PostgreSQL a step's two checkpoint transactions are also cut to one round trip each.
 DBOS runs each in ``engine.begin()``: BEGIN, the statements and COMMIT are separate round
-trips (psycopg sends BEGIN before the first statement), seven per step. Here the read is a
-single query in autocommit (it needs no transaction), and the ownership check and the insert
-of the step's output are one statement (``WITH owner AS (SELECT ... FOR NO KEY UPDATE)
-INSERT ... SELECT ... WHERE owner_xid = ...``), also in autocommit: one statement is one
-transaction, so the workflow's row stays locked from the check to the write, as DBOS's
-transaction keeps it, and the output is written only if this execution still owns it.
+trips (psycopg sends BEGIN before the first statement), seven per step. Here the read and
+the record are single statements in autocommit (one statement is one transaction).
 
 An async step also takes one thread hop less: DBOS's ``Pending.then`` (how an async step's
 result is recorded, and an async workflow's) sends a worker thread a function that only
@@ -177,7 +180,7 @@ def _statements(sys_db: Any) -> dict[str, Any]:
         .returning(oo.c.completed_at_epoch_ms)
     )
     built = {
-        "owned_record": None if sys_db._is_sqlite else _owned_record(sys_db, columns),
+        "owned_record": _owned_record(sys_db, columns),
         # the workflow's status and the step's recorded output (if any) in one query
         "step": sa.select(
             ws.c.status,
@@ -207,35 +210,26 @@ def _statements(sys_db: Any) -> dict[str, Any]:
 
 
 def _owned_record(sys_db: Any, columns: tuple[str, ...]) -> Any:
-    """PostgreSQL: the step's output inserted only if ``deskwork_owner`` still owns the
-    workflow, whose row is locked (``FOR NO KEY UPDATE``) for the statement; answers the
-    owner and the recorded completion time (``NULL`` when not inserted)."""
+    """The step's output inserted only if ``deskwork_owner`` still owns the workflow (one
+    statement: ``INSERT ... SELECT ... FROM workflow_status WHERE owner_xid = ...``), whose
+    row it locks for the statement as DBOS's ownership check does (PostgreSQL: ``FOR NO KEY
+    UPDATE``; SQLite: the write lock, taken before an ``INSERT``). No row back: not owned."""
     ws, oo = sys_db.tables.workflow_status, sys_db.tables.operation_outputs
-    owner = (
-        sa.select(ws.c.owner_xid)
-        .where(ws.c.workflow_uuid == sa.bindparam("deskwork_wf"))
-        .with_for_update(key_share=True)
-        .cte("deskwork_owner")
-    )
     values = [sa.bindparam(f"deskwork_{name}", type_=oo.c[name].type) for name in columns]
-    inserted = (
+    source = sa.select(*values, sys_db._now_ms_sql()).where(
+        ws.c.workflow_uuid == sa.bindparam("deskwork_wf"),
+        ws.c.owner_xid == sa.bindparam("deskwork_owner", type_=ws.c.owner_xid.type),
+    )
+    if not sys_db._is_sqlite:
+        source = source.with_for_update(key_share=True)
+    return (
         sys_db.dialect.insert(oo)
-        .from_select(
-            [*columns, "retention_timestamp"],
-            sa.select(*values, sys_db._now_ms_sql()).where(
-                owner.c.owner_xid == sa.bindparam("deskwork_owner", type_=ws.c.owner_xid.type)
-            ),
-        )
+        .from_select([*columns, "retention_timestamp"], source)
         .on_conflict_do_update(
             index_elements=sys_db._key_conflict("workflow_uuid", "function_id"),
             set_={"completed_at_epoch_ms": oo.c.completed_at_epoch_ms},
         )
         .returning(oo.c.completed_at_epoch_ms)
-        .cte("deskwork_recorded")
-    )
-    return sa.select(
-        sa.select(owner.c.owner_xid).scalar_subquery(),
-        sa.select(inserted.c.completed_at_epoch_ms).scalar_subquery(),
     )
 
 
@@ -284,37 +278,10 @@ def _record_operation_result(
     @db_retry(sys_db=self)
     def record() -> None:
         with self._own_key(workflow_id, key=owner_key), _autocommit(self) as conn:
-            if owner_xid is None:  # nobody to check: DBOS's plain insert
-                _record_operation_result_txn(self, result, completed_at, conn, owner_xid=None)
-            else:
-                _record_owned(self, result, completed_at, conn, owner_xid)
+            _record_operation_result_txn(self, result, completed_at, conn, owner_xid=owner_xid)
         DebugTriggers.debug_trigger_point(DebugTriggers.DEBUG_TRIGGER_STEP_COMMIT)
 
     record()
-
-
-def _record_owned(self: Any, result: Any, completed_at: int, conn: Any, owner_xid: str) -> None:
-    from dbos._error import DBOSStepNondeterminismError, DBOSWorkflowConflictIDError
-    from sqlalchemy.exc import DBAPIError
-
-    assert result["error"] is None or result["output"] is None, (
-        "Only one of error or output can be set"
-    )
-    workflow_id = result["workflow_uuid"]
-    self._reject_shard_key(workflow_id, None)
-    statements = _statements(self)
-    params = _record_params(self, statements, result, completed_at)
-    params["deskwork_wf"], params["deskwork_owner"] = workflow_id, owner_xid
-    try:
-        current, existing = conn.execute(statements["owned_record"], params).one()
-    except DBAPIError as dbapi_error:
-        if self._is_unique_constraint_violation(dbapi_error):
-            raise DBOSStepNondeterminismError(workflow_id, result["function_id"]) from None
-        raise
-    if current != owner_xid:
-        raise DBOSWorkflowConflictIDError(workflow_id)
-    if existing is None or int(existing) != completed_at:
-        raise DBOSStepNondeterminismError(workflow_id, result["function_id"])
 
 
 def _record_params(
@@ -386,8 +353,9 @@ def _record_operation_result_txn(
     owner_xid: str | None = None,
     child_values: dict[str, Any] | None = None,
 ) -> None:
+    """DBOS's, with its ownership check and insert as one statement (``owned_record``)."""
     from dbos._context import current_owner_xid
-    from dbos._error import DBOSStepNondeterminismError
+    from dbos._error import DBOSStepNondeterminismError, DBOSWorkflowConflictIDError
     from sqlalchemy.exc import DBAPIError
 
     assert result["error"] is None or result["output"] is None, (
@@ -396,18 +364,22 @@ def _record_operation_result_txn(
     workflow_id = result["workflow_uuid"]
     if owner_xid is None:
         owner_xid = current_owner_xid(workflow_id)
-    if owner_xid is not None:
-        self._check_owner_txn(conn, workflow_id, owner_xid)
     self._reject_shard_key(workflow_id, None)
     statements = _statements(self)
     params = _record_params(self, statements, result, completed_at_epoch_ms)
+    if owner_xid is not None:
+        params["deskwork_wf"], params["deskwork_owner"] = workflow_id, owner_xid
+    statement = statements["record" if owner_xid is None else "owned_record"]
     try:
-        rows = conn.execute(statements["record"], params).fetchall()
+        rows = conn.execute(statement, params).fetchall()
     except DBAPIError as dbapi_error:
         if self._is_unique_constraint_violation(dbapi_error):
             raise DBOSStepNondeterminismError(workflow_id, result["function_id"]) from None
         raise
-    if rows:
-        existing = rows[0][0]
-        if existing is None or int(existing) != completed_at_epoch_ms:
-            raise DBOSStepNondeterminismError(workflow_id, result["function_id"])
+    if not rows:
+        if owner_xid is not None:  # nothing inserted: another execution owns it (or none)
+            raise DBOSWorkflowConflictIDError(workflow_id)
+        return
+    existing = rows[0][0]
+    if existing is None or int(existing) != completed_at_epoch_ms:
+        raise DBOSStepNondeterminismError(workflow_id, result["function_id"])
