@@ -29,8 +29,10 @@ Run: ``python bench/serve.py`` (prints markdown tables); ``python bench/serve.py
 measures only the paced fan-out (for A/B runs against another checkout on ``PYTHONPATH``);
 ``--breakdown`` splits each paced event's time from emit to the last client's transport
 into its segments inside the server (:class:`Probe`), with the garbage collections that
-overlapped it. The server's startup objects are frozen out of the garbage collector, as
-``deskwork serve`` does (``--no-freeze``: not). On a machine with few cores, the client
+overlapped it. The server process is tuned as ``deskwork serve`` tunes its own (startup
+objects frozen out of the garbage collector, a 1 ms switch interval; ``--untuned``: not).
+``--gil`` measures how late a timer on a loop thread fires next to a thread busy running
+Python, at switch intervals of 5, 1 and 0.5 ms. On a machine with few cores, the client
 processes the server has just written to preempt its thread in the middle of the fan-out
 (``--breakdown`` shows it as time off the CPU in the delivery); ``--nice-clients`` runs them
 at a lower priority, closer to clients on other machines.
@@ -341,13 +343,14 @@ class Probe:
 class Served:
     """uvicorn serving ``desk`` in a thread of this process."""
 
-    def __init__(self, desk: Desk, *, freeze: bool = True) -> None:
+    def __init__(self, desk: Desk, *, tune: bool = True) -> None:
         self.app = create_app(desk)
-        if freeze:  # as ``deskwork serve`` does before it runs uvicorn
+        if tune:  # as ``deskwork serve`` does before it runs uvicorn (serve._server)
             import gc
 
             gc.collect()
             gc.freeze()
+            sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         self.clock = WriteClock(self.app)
         config = uvicorn.Config(self.clock, host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
@@ -577,12 +580,60 @@ def _print_breakdown(found: list[dict[str, Any]], nice: int) -> None:
               f" {1000 * _quantile(ordered, 0.99):.3f} | {1000 * mean:.3f} |")  # fmt: skip
 
 
+def loop_lateness(interval: float, busy: bool, timers: int = 400) -> tuple[float, float]:
+    """p50 and p99 seconds by which a 3 ms timer on an event loop in its own thread fires
+    late, at GIL switch interval ``interval``, with or without a thread busy running
+    Python (a sync tool computing, say) in the process."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(200))
+
+    late: list[float] = []
+
+    async def timers_on_loop() -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(timers):
+            due = time.perf_counter() + 0.003
+            fired = loop.create_future()
+            loop.call_later(0.003, fired.set_result, None)
+            await fired
+            late.append(time.perf_counter() - due)
+
+    spinner = threading.Thread(target=spin, daemon=True)
+    if busy:
+        spinner.start()
+    runner = threading.Thread(target=asyncio.run, args=(timers_on_loop(),))
+    runner.start()
+    runner.join()
+    stop.set()
+    sys.setswitchinterval(previous)
+    late.sort()
+    return _quantile(late, 0.5), _quantile(late, 0.99)
+
+
+def _print_gil() -> None:
+    print("| busy thread | switch interval | timer late p50 | p99 |")
+    print("|---|---:|---:|---:|")
+    for busy in (False, True):
+        for interval in (0.005, 0.001, 0.0005):
+            p50, p99 = loop_lateness(interval, busy)
+            print(f"| {'yes' if busy else 'no'} | {1000 * interval:.1f} ms |"
+                  f" {1000 * p50:.3f} ms | {1000 * p99:.3f} ms |")  # fmt: skip
+
+
 def main(argv: list[str]) -> None:
+    if "--gil" in argv:
+        _print_gil()
+        return
     if "--breakdown" in argv:
         probe = Probe()
         probe.install()
     pool = Clients(CLIENT_PROCESSES, NICE_CLIENTS if "--nice-clients" in argv else 0)
-    served = Served(_desk(), freeze="--no-freeze" not in argv)
+    served = Served(_desk(), tune="--untuned" not in argv)
     only_fan_out = "--fan-out" in argv
     try:
         if "--breakdown" in argv:
