@@ -20,10 +20,18 @@ TIMEOUT = 2.0
 """Long enough for a new process to start (an interpreter importing this module)."""
 
 
+def _record_pid(pid_file: str) -> None:
+    """Write this process's pid to ``pid_file`` in one step (a rename): a process killed
+    while writing would leave an empty file for the test to read."""
+    partial = Path(pid_file + ".partial")
+    partial.write_text(str(os.getpid()))
+    partial.replace(pid_file)
+
+
 @tool(timeout=TIMEOUT, isolation="process")
 def runaway(pid_file: str, marker: str) -> str:
     """Records its pid, then works far longer than its timeout allows."""
-    Path(pid_file).write_text(str(os.getpid()))
+    _record_pid(pid_file)
     time.sleep(60)
     Path(marker).write_text("finished")  # never reached: the process is killed
     return "late"
@@ -32,7 +40,7 @@ def runaway(pid_file: str, marker: str) -> str:
 @tool(timeout=60, isolation="process")
 def stubborn(pid_file: str, marker: str) -> str:
     """Like ``runaway``, with a timeout long enough that only cancelling can stop it."""
-    Path(pid_file).write_text(str(os.getpid()))
+    _record_pid(pid_file)
     time.sleep(60)
     Path(marker).write_text("finished")  # never reached: the process is killed
     return "late"
