@@ -376,7 +376,10 @@ class SQLiteRunStore(RunStore):
         loop next gets control (call under the lock, after adding to it)."""
         if blobs:
             self._pending_blobs.update(blobs)
-        loop = asyncio._get_running_loop()
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         if loop is None or now:
             self._commit_pending()
         elif loop not in self._scheduled:
