@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import select
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -109,9 +110,9 @@ class PostgresDatabase:
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
-            # a connection the server dropped (a restart, a network cut) is replaced on
-            # checkout instead of failing the next write
-            check=pool_module.ConnectionPool.check_connection,
+            # a connection the server dropped (a restart, a terminated session) is replaced
+            # on checkout instead of failing the next write (without a round trip: _check)
+            check=_check,
             open=False,
             name="deskwork",
         )
@@ -380,12 +381,24 @@ class PostgresRunStore(_PostgresStore, RunStore):
                     _reason(exc, self._db.url),
                 )
 
-    @contextmanager
-    def _read(self) -> Iterator[psycopg.Connection[Any]]:
-        """A connection, after the pending writes (and one being committed) are committed."""
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of a read, after the pending writes (and one being committed) are
+        committed; tried once more on another connection when the first was lost (a
+        session the server ended as it was handed out: the pool's check sees it only once
+        the server has sent its error)."""
+        import psycopg
+
         self.flush()
+        try:
+            return self._fetch(sql, params)
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, psycopg.OperationalError):
+                raise
+        return self._fetch(sql, params)
+
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with self._db.connection() as conn:
-            yield conn
+            return conn.execute(sql, params).fetchall()
 
     def flush(self) -> None:
         """Commit the events added but not committed yet, waiting for the writer thread's
@@ -451,10 +464,9 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 cursor.executemany(_PUT_BLOB, list(blobs.items()))
 
     def _fetch_blobs(self, hashes: Iterable[str]) -> dict[str, str]:
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT hash, data FROM deskwork_blobs WHERE hash = ANY(%s)", (list(hashes),)
-            ).fetchall()
+        rows = self._rows(
+            "SELECT hash, data FROM deskwork_blobs WHERE hash = ANY(%s)", (list(hashes),)
+        )
         return {str(row[0]): str(row[1]) for row in rows}
 
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
@@ -536,11 +548,11 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self._read() as conn:
-            row = conn.execute(
-                f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
-                (run_id,),
-            ).fetchone()
+        rows = self._rows(
+            f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
+            (run_id,),
+        )
+        row = rows[0] if rows else None
         with self._decoding(f"run {run_id}"):
             return _record(row, self._fetch_blobs) if row else None
 
@@ -553,12 +565,11 @@ class PostgresRunStore(_PostgresStore, RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         where, params = _filters(status, runner, since)
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {_RUN_COLUMNS.format(state='NULL')} FROM deskwork_runs"
-                f"{where} ORDER BY updated_at DESC LIMIT %s",
-                (*params, limit),
-            ).fetchall()
+        rows = self._rows(
+            f"SELECT {_RUN_COLUMNS.format(state='NULL')} FROM deskwork_runs"
+            f"{where} ORDER BY updated_at DESC LIMIT %s",
+            (*params, limit),
+        )
         with self._decoding("a run record"):
             return [_record(row, self._fetch_blobs) for row in rows]
 
@@ -571,12 +582,11 @@ class PostgresRunStore(_PostgresStore, RunStore):
         )
 
     def get_events(self, run_id: str) -> list[Event]:
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
-                " WHERE run_id=%s ORDER BY seq",
-                (run_id,),
-            ).fetchall()
+        rows = self._rows(
+            "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
+            " WHERE run_id=%s ORDER BY seq",
+            (run_id,),
+        )
         with self._decoding(f"an event of run {run_id}"):
             return [
                 Event(
@@ -612,12 +622,11 @@ class PostgresRunStore(_PostgresStore, RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         order = "DESC" if newest_first else "ASC"
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT key, value FROM deskwork_checkpoints WHERE thread_id=%s"
-                f" AND starts_with(key, %s) ORDER BY key {order} LIMIT %s",
-                (thread_id, prefix, limit),
-            ).fetchall()
+        rows = self._rows(
+            "SELECT key, value FROM deskwork_checkpoints WHERE thread_id=%s"
+            f" AND starts_with(key, %s) ORDER BY key {order} LIMIT %s",
+            (thread_id, prefix, limit),
+        )
         return [(str(r[0]), bytes(r[1])) for r in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
@@ -698,6 +707,28 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     def delete_session(self, session_id: str) -> None:
         with self._db.connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
+
+
+def _check(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check of a connection on checkout, without a round trip while it is idle.
+
+    A server that drops a session (a restart, ``pg_terminate_backend``) first sends it an
+    error, then closes it: an idle connection whose socket has something to read was
+    dropped (these connections ``LISTEN`` to nothing), and psycopg_pool's own check (an
+    empty query: one round trip) raises then, so the pool replaces it. One with nothing to
+    read is handed out as it is: checking every checkout cost about 10 round trips a
+    durable run."""
+    from psycopg_pool import ConnectionPool
+
+    if conn.closed or _readable(conn.pgconn.socket):
+        ConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    """Whether the socket ``fd`` has something to read (or was closed) now."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _refused(exc: BaseException) -> bool:
