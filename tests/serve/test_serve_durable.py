@@ -68,6 +68,14 @@ async def _until(client: httpx.AsyncClient, run_id: str, status: str) -> dict[st
     raise AssertionError(f"run {run_id} never reached {status}: {body}")
 
 
+async def _events(client: httpx.AsyncClient, run_id: str) -> list[dict[str, Any]]:
+    """The frames of the run's event stream, which ends after the run's end (or its pause):
+    a stream that does not end fails the test in 120 s instead of waiting on keep-alives
+    (a keep-alive resets the client's read timeout) until CI's limit."""
+    async with asyncio.timeout(120):
+        return parse_sse((await client.get(f"/runs/{run_id}/events")).text)
+
+
 async def test_start_wait_and_follow_a_durable_run(durable_live: Live) -> None:
     async with httpx.AsyncClient(base_url=durable_live.url, timeout=60) as client:
         waited = await client.post(
@@ -78,8 +86,7 @@ async def test_start_wait_and_follow_a_durable_run(durable_live: Live) -> None:
         started = await client.post("/runs", json={"runner": "sleeper", "job": {"input": "0.3"}})
         assert started.json()["status"] == "running"
         run_id = started.json()["run_id"]
-        stream = await client.get(f"/runs/{run_id}/events")
-        frames = parse_sse(stream.text)
+        frames = await _events(client, run_id)
         done = await _until(client, run_id, "completed")
     assert frames[-1]["event"] == "end" and frames[-1]["data"]["status"] == "completed"
     got = [f["data"]["event_id"] for f in frames if f["event"] == "message"]
@@ -94,7 +101,7 @@ async def test_a_durable_pause_resumes_over_http(durable_live: Live) -> None:
         )
         assert paused.json()["status"] == "paused", paused.text
         run_id = paused.json()["run_id"]
-        tail = parse_sse((await client.get(f"/runs/{run_id}/events")).text)
+        tail = await _events(client, run_id)
         assert tail[-1]["event"] == "end" and tail[-1]["data"]["status"] == "paused"
         done = await client.post(f"/runs/{run_id}/resume?wait=true", json={"decision": True})
         assert done.status_code == 200, done.text
@@ -115,7 +122,7 @@ async def test_cancel_a_running_and_a_paused_durable_run(durable_live: Live) -> 
         assert cancelled.status_code == 200, cancelled.text
         assert cancelled.json()["status"] == "failed"
         assert cancelled.json()["errors"] == ["run cancelled"]
-        tail = parse_sse((await client.get(f"/runs/{run_id}/events")).text)
+        tail = await _events(client, run_id)
         assert tail[-1]["event"] == "end" and tail[-1]["data"]["status"] == "failed"
         assert (await client.post(f"/runs/{run_id}/cancel")).status_code == 409
         paused = (
