@@ -725,7 +725,11 @@ def _check(conn: psycopg.Connection[Any]) -> None:
 
 
 def _readable(fd: int) -> bool:
-    """Whether the socket ``fd`` has something to read (or was closed) now."""
+    """Whether the socket ``fd`` has something to read (or was closed) now: by ``poll``
+    (``select`` refuses a descriptor above ``FD_SETSIZE``), by ``select`` where there is
+    no ``poll`` (Windows)."""
+    if not hasattr(select, "poll"):
+        return bool(select.select([fd], [], [], 0)[0])
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     return bool(poller.poll(0))
