@@ -294,3 +294,24 @@ def test_a_step_checkpoint_in_one_round_trip_answers_as_dbos_does(sys_db: Any) -
         answers = [_outcome(m, sys_db, *args) for m in (check, check.__wrapped__)]
         assert answers[0] == answers[1], args
     assert _outcome(check, sys_db, "no-such-workflow", 1, "x") is AssertionError
+
+
+def test_a_waiters_reads_answer_as_dbos_does(sys_db: Any) -> None:
+    """The status a waiting process polls and the resume workflows of a run: DBOS's own
+    answers (``get_workflow_status``, ``list_workflows`` by prefix), LIKE's wildcards in a
+    run id matched as plain characters."""
+    from deskwork.runtime._dbos_prepared import resume_ids, workflow_state
+
+    done = _workflow()
+    status = DBOS.get_workflow_status(done)
+    assert status is not None and workflow_state(done) == status.status == "SUCCESS"
+    assert workflow_state("no-such-workflow") is None
+    run_id = f"r_%/{uuid.uuid4().hex[:6]}"
+    ids = [f"{run_id}.resume.{n}" for n in (1, 2)]
+    for workflow_id in [*ids, f"rX%/{run_id[4:]}.resume.3", f"{run_id}.other.4"]:
+        with SetWorkflowID(workflow_id):
+            _idle()
+    dbos_ids = DBOS.list_workflows(
+        workflow_id_prefix=f"{run_id}.resume.", load_input=False, load_output=False
+    )
+    assert sorted(resume_ids(run_id)) == sorted(w.workflow_id for w in dbos_ids) == ids

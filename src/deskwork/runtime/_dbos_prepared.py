@@ -45,7 +45,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["prepare_step_statements"]
+__all__ = ["prepare_step_statements", "resume_ids", "workflow_state"]
 
 _KEY_HELPERS = ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict")
 """``SystemDatabase`` methods a sharded subclass overrides (then DBOS's statements stay)."""
@@ -121,12 +121,7 @@ def _unless_sharded(
     ``sqlite``, is not SQLite), else DBOS's ``original``."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        cls = type(self)
-        plain = _unsharded.get(cls)
-        if plain is None:
-            plain = all(getattr(cls, name) is getattr(base, name) for name in _KEY_HELPERS)
-            _unsharded[cls] = plain
-        use_fast = plain and (sqlite or not self._is_sqlite)
+        use_fast = _plain(self, base) and (sqlite or not self._is_sqlite)
         return (fast if use_fast else original)(self, *args, **kwargs)
 
     method.deskwork = True  # type: ignore[attr-defined]
@@ -134,6 +129,68 @@ def _unless_sharded(
     method.__name__ = original.__name__
     method.__doc__ = original.__doc__
     return method
+
+
+def _plain(sys_db: Any, base: type) -> bool:
+    """Whether ``sys_db`` keeps the key helpers of DBOS's ``SystemDatabase`` ``base``."""
+    cls = type(sys_db)
+    plain = _unsharded.get(cls)
+    if plain is None:
+        plain = all(getattr(cls, name) is getattr(base, name) for name in _KEY_HELPERS)
+        _unsharded[cls] = plain
+    return plain
+
+
+def workflow_state(workflow_id: str) -> str | None:
+    """The status of ``workflow_id`` (``None``: no such workflow) in one read built once.
+
+    ``DBOS.get_workflow_status`` builds DBOS's ``list_workflows`` query on every call and
+    loads the workflow's input and output with it; a process that waits for a run polls
+    this instead, and asks DBOS for the whole status once the run has ended."""
+    from dbos import DBOS
+    from dbos._sys_db import SystemDatabase, db_retry
+
+    sys_db = _system_database()
+    if not _plain(sys_db, SystemDatabase):  # a sharded system database: DBOS's own read
+        status = DBOS.get_workflow_status(workflow_id)
+        return None if status is None else str(status.status)
+
+    @db_retry(sys_db=sys_db)
+    def read() -> str | None:
+        with _autocommit(sys_db) as conn:
+            query = _statements(sys_db)["state"]
+            state: str | None = conn.execute(query, {"deskwork_wf": workflow_id}).scalar()
+            return state
+
+    return read()
+
+
+def resume_ids(run_id: str) -> list[str]:
+    """The ids of the workflows ``<run_id>.resume.<n>`` (DBOS's ``list_workflows`` with
+    ``workflow_id_prefix``: the same ``LIKE``, its statement built once)."""
+    from dbos import DBOS
+    from dbos._sys_db import SystemDatabase, db_retry
+
+    prefix = f"{run_id}.resume."
+    sys_db = _system_database()
+    if not _plain(sys_db, SystemDatabase):
+        found = DBOS.list_workflows(workflow_id_prefix=prefix, load_input=False, load_output=False)
+        return [w.workflow_id for w in found]
+    escaped = prefix.replace("/", "//").replace("%", "/%").replace("_", "/_")
+
+    @db_retry(sys_db=sys_db)
+    def read() -> list[str]:
+        with _autocommit(sys_db) as conn:
+            rows = conn.execute(_statements(sys_db)["resumes"], {"deskwork_like": escaped + "%"})
+            return [str(row[0]) for row in rows]
+
+    return read()
+
+
+def _system_database() -> Any:
+    from dbos._dbos import _get_dbos_instance
+
+    return _get_dbos_instance()._sys_db
 
 
 def _statements(sys_db: Any) -> dict[str, Any]:
@@ -203,6 +260,10 @@ def _statements(sys_db: Any) -> dict[str, Any]:
         .where(ws.c.workflow_uuid == wf),
         "owner": owner,
         "record": record,
+        "state": sa.select(ws.c.status).where(ws.c.workflow_uuid == wf),
+        "resumes": sa.select(ws.c.workflow_uuid).where(
+            ws.c.workflow_uuid.like(sa.bindparam("deskwork_like"), escape="/")
+        ),
         "columns": columns,
     }
     sys_db.__dict__["_deskwork_statements"] = built

@@ -42,7 +42,7 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
-from deskwork.runtime._dbos_prepared import prepare_step_statements
+from deskwork.runtime._dbos_prepared import prepare_step_statements, resume_ids, workflow_state
 from deskwork.runtime._dbos_queue import (
     poll_when_runs_end,
     prepare_claim_statements,
@@ -820,10 +820,7 @@ async def aresult(desk: Desk, run_id: str, timeout: float | None) -> Report:
 
 def _latest_workflow(run_id: str) -> str:
     """The workflow that carries ``run_id`` now: the run's, or its latest resume's."""
-    resumes = DBOS.list_workflows(
-        workflow_id_prefix=f"{run_id}.resume.", load_input=False, load_output=False
-    )
-    numbers = [int(w.workflow_id.rsplit(".", 1)[1]) for w in resumes]
+    numbers = [int(workflow_id.rsplit(".", 1)[1]) for workflow_id in resume_ids(run_id)]
     return f"{run_id}.resume.{max(numbers)}" if numbers else run_id
 
 
@@ -833,14 +830,19 @@ async def _await_workflow(
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     while True:
-        status = await asyncio.to_thread(DBOS.get_workflow_status, workflow_id)
-        if status is None:
+        state = await asyncio.to_thread(workflow_state, workflow_id)  # a cheap poll
+        if state is None:
             raise ConfigurationError(f"no durable run {run_id!r}")
-        if status.status in _DONE:
+        if state in _DONE:
             break
         if deadline is not None and loop.time() >= deadline:
             raise TimeoutError(f"run {run_id} did not end within {timeout} s")
         await asyncio.sleep(RESULT_POLL_SECONDS)
+    if state == "SUCCESS":
+        return _finished(desk, run_id)
+    status = await asyncio.to_thread(DBOS.get_workflow_status, workflow_id)
+    if status is None:
+        raise ConfigurationError(f"no durable run {run_id!r}")
     if status.status == "CANCELLED":
         return _end_run(desk, run_id, _stop_reason(status))
     if status.status != "SUCCESS":
