@@ -60,6 +60,7 @@ METHODS = {
         "owner_xid",
         "owner_key",
     ],
+    "init_workflow": ["self", "status", "creator_xid", "reuse_policy"],
 }
 
 
@@ -77,6 +78,8 @@ def test_dbos_keeps_the_shape_the_patch_relies_on() -> None:
     for helper in ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict"):
         assert callable(getattr(SystemDatabase, helper)), helper
     assert callable(SystemDatabase._reject_shard_key) and callable(SystemDatabase._now_ms_sql)
+    insert = inspect.signature(SystemDatabase._insert_workflow_status).parameters
+    assert list(insert) == ["self", "status", "conn", "creator_xid", "reuse_policy"]
     then = Pending.then
     assert getattr(then, "deskwork", False), "Pending.then is not patched"
     assert list(inspect.signature(then.__wrapped__).parameters) == ["self", "next", "dbos"]
@@ -315,3 +318,53 @@ def test_a_waiters_reads_answer_as_dbos_does(sys_db: Any) -> None:
         workflow_id_prefix=f"{run_id}.resume.", load_input=False, load_output=False
     )
     assert sorted(resume_ids(run_id)) == sorted(w.workflow_id for w in dbos_ids) == ids
+
+
+def _started_status(sys_db: Any) -> dict[str, Any]:
+    """The status DBOS hands ``init_workflow`` when a workflow starts (captured)."""
+    seen: list[dict[str, Any]] = []
+    original = SystemDatabase.init_workflow
+
+    def capture(self: Any, status: Any, **kwargs: Any) -> Any:
+        seen.append(dict(status))
+        return original(self, status, **kwargs)
+
+    SystemDatabase.init_workflow = capture  # type: ignore[method-assign]
+    try:
+        _workflow()
+    finally:
+        SystemDatabase.init_workflow = original  # type: ignore[method-assign]
+    return seen[0]
+
+
+def _inputs(sys_db: Any, workflow_id: str) -> list[Any]:
+    table = sys_db.tables.workflow_input
+    with sys_db.engine.begin() as conn:
+        query = sa.select(table.c.inputs).where(table.c.workflow_uuid == workflow_id)
+        return list(conn.execute(query).scalars())
+
+
+def test_a_workflow_start_in_one_statement_answers_as_dbos_does(sys_db: Any) -> None:
+    """The start of a workflow (its status row and its input in one statement on
+    PostgreSQL): a new workflow, the same id started again (by another caller, or a retry
+    of this one's), and a clash with another function's workflow answer and store as DBOS's
+    own ``init_workflow`` does."""
+    from dbos._error import DBOSConflictingWorkflowError
+
+    base = _started_status(sys_db)
+    ours, own = SystemDatabase.init_workflow, SystemDatabase.init_workflow.__wrapped__
+    for method in (ours, own):
+        status = {**base, "workflow_uuid": f"start-{uuid.uuid4().hex[:8]}", "inputs": "in-1"}
+        workflow_id = status["workflow_uuid"]
+        assert method(sys_db, dict(status), creator_xid="c1") == ("PENDING", True)
+        assert _inputs(sys_db, workflow_id) == ["in-1"]
+        assert method(sys_db, dict(status), creator_xid="c1") == ("PENDING", True)  # retried
+        again = {**status, "inputs": "in-2"}
+        assert method(sys_db, again, creator_xid="c2") == ("PENDING", False)
+        assert _inputs(sys_db, workflow_id) == ["in-1"]
+        with pytest.raises(DBOSConflictingWorkflowError):
+            method(sys_db, {**status, "name": "another"}, creator_xid="c3")
+        row = sys_db.get_workflow_status(workflow_id)
+        assert row["name"] == base["name"] and sys_db.get_workflow_owner(workflow_id) == "c1"
+        clean = {**status, "workflow_uuid": f"start-{uuid.uuid4().hex[:8]}", "name": "x"}
+        assert method(sys_db, clean, creator_xid=None)[1] is True  # DBOS's own path

@@ -28,6 +28,11 @@ DBOS runs each in ``engine.begin()``: BEGIN, the statements and COMMIT are separ
 trips (psycopg sends BEGIN before the first statement), seven per step. Here the read and
 the record are single statements in autocommit (one statement is one transaction).
 
+A workflow's start (``init_workflow``) is one round trip on PostgreSQL too, instead of four
+(BEGIN, its status row, its input, COMMIT): DBOS's own insert and checks, with the input
+inserted in the same statement when the status row is the starting call's own
+(:func:`_init_workflow`).
+
 An async step also takes one thread hop less: DBOS's ``Pending.then`` (how an async step's
 result is recorded, and an async workflow's) sends a worker thread a function that only
 returns the stage (``await asyncio.to_thread(lambda: next)``) before the hop that runs the
@@ -353,9 +358,72 @@ def _record_params(
     return {f"deskwork_{name}": values[name] for name in statements["columns"]}
 
 
+def _init_workflow(
+    self: Any,
+    status: Any,
+    *,
+    creator_xid: str | None,
+    reuse_policy: Any = None,
+) -> Any:
+    """DBOS's ``init_workflow`` in one round trip: its own status insert and checks, with
+    the insert of the workflow's input in the same statement (in autocommit) instead of
+    BEGIN, the two inserts and COMMIT (four round trips). The input is inserted only when
+    the status row is this call's own (its ``creator_xid``): when the workflow existed,
+    DBOS's insert of its input (``ON CONFLICT DO NOTHING``, after its checks) finds the
+    input that came with the row and inserts nothing either."""
+    from dbos._debug_trigger import DebugTriggers
+    from dbos._sys_db import SystemDatabase, db_retry
+
+    if creator_xid is None:  # nothing tells this call's row apart: DBOS's own
+        dbos_own = SystemDatabase.init_workflow.__wrapped__  # type: ignore[attr-defined]
+        return dbos_own(self, status, creator_xid=creator_xid, reuse_policy=reuse_policy)
+
+    @db_retry(sys_db=self)
+    def init() -> Any:
+        with _autocommit(self) as conn:
+            started = _StartWithInput(conn, self.schema, status, creator_xid)
+            return self._insert_workflow_status(
+                status, started, creator_xid=creator_xid, reuse_policy=reuse_policy
+            )
+
+    result = init()
+    DebugTriggers.debug_trigger_point(DebugTriggers.DEBUG_TRIGGER_INITWF_COMMIT)
+    return result
+
+
+class _StartWithInput:
+    """The connection DBOS's ``_insert_workflow_status`` runs its two inserts on: the
+    first (the status row, ``RETURNING`` what DBOS checks) is sent with the input's insert
+    as one statement; the second (the input) was sent with it, so it sends nothing."""
+
+    def __init__(self, conn: Any, schema: str, status: Any, creator_xid: str) -> None:
+        self.conn, self.dialect = conn, conn.dialect
+        self.schema, self.status, self.creator_xid = schema, status, creator_xid
+        self.sent = False
+
+    def exec_driver_sql(self, sql: str, params: dict[str, Any]) -> Any:
+        if self.sent:  # the input: inserted with the status row
+            return None
+        self.sent = True
+        combined = (
+            f"WITH deskwork_status AS ({sql}), deskwork_input AS (INSERT INTO"
+            f' "{self.schema}".workflow_input (workflow_uuid, inputs)'
+            " SELECT %(deskwork_wf)s, %(deskwork_inputs)s FROM deskwork_status"
+            " WHERE deskwork_status.creator_xid = %(deskwork_creator)s"
+            " ON CONFLICT (workflow_uuid) DO NOTHING) SELECT * FROM deskwork_status"
+        )
+        extra = {
+            "deskwork_wf": self.status["workflow_uuid"],
+            "deskwork_inputs": self.status["inputs"],
+            "deskwork_creator": self.creator_xid,
+        }
+        return self.conn.exec_driver_sql(combined, {**params, **extra})
+
+
 _ONE_ROUND_TRIP: dict[str, Callable[..., Any]] = {
     "check_operation_execution": _check_operation_execution,
     "record_operation_result": _record_operation_result,
+    "init_workflow": _init_workflow,
 }
 """``SystemDatabase`` methods replaced on PostgreSQL (a transaction's round trips saved)."""
 
