@@ -6,15 +6,20 @@ import itertools
 import threading
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic_core import to_json
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.core._model import trusted
 from deskwork.core.event import Event
-from deskwork.core.state import RunRecord, RunState
+from deskwork.core.message import Message
+from deskwork.core.pending import PendingAction
+from deskwork.core.state import RunOwner, RunRecord, RunState
+from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.core.types import RunStatus
-from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes
+from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
 from deskwork.store._owner import current_owner
 from deskwork.store.base import RunStore
 from deskwork.utils import utc_now
@@ -46,6 +51,8 @@ def _stored_event(event: Event) -> _StoredEvent:
     return (event.event_id, event.type, event.timestamp, event.run_id, event.source, payload)
 
 
+_FINISHED = frozenset(("completed", "failed"))
+
 _CREATED_FIELDS = frozenset(
     ("run_id", "status", "input", "created_at", "updated_at", "runner", "owner")
 )
@@ -57,6 +64,122 @@ def _updated(record: RunRecord, update: dict[str, Any]) -> RunRecord:
     record is never changed in place, so the new one is built from its fields."""
     return trusted(
         RunRecord, {**record.__dict__, **update}, record.__pydantic_fields_set__ | update.keys()
+    )
+
+
+_Finished = tuple[
+    str, str, Any, str | None, Any, datetime, datetime, str | None, str | None, RunOwner | None
+]  # fmt: skip
+"""A finished run as kept: its record's fields in order, the state as its JSON text. A
+record with its state is some thirty objects the garbage collector tracks (and walks in its
+collections while they are young); this tuple is one."""
+
+_ALL_FIELDS = frozenset(RunRecord.model_fields)
+
+
+def _scalar(annotation: Any) -> bool:
+    """Whether a field of this type holds a value its JSON gives back equal (a text, a
+    number, a literal or ``None``)."""
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else ()
+    return all(
+        option in (str, int, bool, type(None)) or get_origin(option) is Literal
+        for option in options or (annotation,)
+    )
+
+
+_CHECKED: dict[type[BaseModel], tuple[str, ...]] = {
+    model: tuple(name for name, f in model.model_fields.items() if not _scalar(f.annotation))
+    for model in (RunState, Message, ToolCall, ToolResult, PendingAction)
+}
+"""The models of a run's state, each with the fields whose values may not come back equal
+from its JSON (``Any`` values, nested models). With plain JSON in them, each is validated
+back from its own JSON as an equal model (``ToolResult.original_exception``, which its JSON
+leaves out, is then ``None``; nested models come back with every field set)."""
+_ATOMS = frozenset({str, int, bool, type(None)})
+
+
+def _round_trips(model: BaseModel) -> bool:
+    """Whether ``model`` (of :data:`_CHECKED`) comes back equal from its JSON: every value
+    in it is plain JSON or such a model (a tuple, a datetime or a model where a state holds
+    ``Any`` would come back changed)."""
+    values = model.__dict__
+    for name in _CHECKED[type(model)]:
+        value = values[name]
+        kind = type(value)
+        if kind in _ATOMS:
+            continue
+        if kind is list:
+            for item in value:
+                if not (_round_trips(item) if type(item) in _CHECKED else is_plain_json(item)):
+                    return False
+        elif kind is dict:
+            if value and not is_plain_json(value):  # (most metadata dicts are empty)
+                return False
+        elif not (_round_trips(value) if kind in _CHECKED else is_plain_json(value)):
+            return False
+    return True
+
+
+def _packed(record: RunRecord) -> _Finished | None:
+    """``record`` (a finished run's) as kept, or ``None`` if its state would not come back
+    equal from JSON (then the record itself is kept)."""
+    state = record.state
+    if record.__pydantic_fields_set__ != _ALL_FIELDS:
+        return None
+    text = None
+    if state is not None:
+        if type(state) is not RunState or not _round_trips(state):
+            return None
+        try:
+            text = state.model_dump_json()
+        except PydanticSerializationError:  # a lone surrogate in a text
+            return None
+    v = record.__dict__
+    return (v["run_id"], v["status"], v["input"], v["output"], v["output_json"],
+            v["created_at"], v["updated_at"], text, v["runner"], v["owner"])  # fmt: skip
+
+
+def _unpacked(item: _Finished, *, with_state: bool = True) -> RunRecord:
+    """The record ``item`` was packed from (without its state unless ``with_state``)."""
+    state = item[7]
+    values = dict(zip(_NAMES, item, strict=True))
+    values["state"] = RunState.model_validate_json(state) if with_state and state else None
+    return trusted(RunRecord, values, set(_ALL_FIELDS))
+
+
+_NAMES = ("run_id", "status", "input", "output", "output_json", "created_at", "updated_at",
+          "state", "runner", "owner")  # fmt: skip
+"""The fields of :data:`_Finished`, in order."""
+
+
+def _record(item: RunRecord | _Finished) -> RunRecord:
+    return _unpacked(item) if isinstance(item, tuple) else item
+
+
+def _listed(item: RunRecord | _Finished) -> RunRecord:
+    """``item``'s record as :meth:`InMemoryRunStore.list_runs` gives it: without its state."""
+    if isinstance(item, tuple):
+        return _unpacked(item, with_state=False)
+    return item.model_copy(update={"state": None})
+
+
+def _updated_at(item: RunRecord | _Finished) -> datetime:
+    return item[6] if isinstance(item, tuple) else item.updated_at
+
+
+def _matches(
+    item: RunRecord | _Finished, status: str | None, runner: str | None, since: datetime | None
+) -> bool:
+    """Whether ``item`` passes :meth:`InMemoryRunStore.list_runs`'s filters."""
+    kept_status, kept_runner, updated_at = (
+        (item[1], item[8], item[6])
+        if isinstance(item, tuple)
+        else (item.status, item.runner, item.updated_at)
+    )
+    return (
+        (status is None or kept_status == status)
+        and (runner is None or kept_runner == runner)
+        and (since is None or updated_at >= since)
     )
 
 
@@ -77,7 +200,10 @@ class InMemoryRunStore(RunStore):
     Events are kept with their payload as JSON text, like a real store: a stored event cannot
     be changed through an object the caller still holds, and thousands of kept events do not
     slow the garbage collector (tuples of texts are not tracked by it). Only the payload is
-    serialized when an event is added (the rest is rebuilt when events are read).
+    serialized when an event is added (the rest is rebuilt when events are read). A finished
+    run's record is kept alike, as one tuple with its state as JSON text, rebuilt (equal to
+    the record stored) when it is read; a state whose JSON would not give it back equal (one
+    holding a tuple or a datetime where it allows ``Any``, say) is kept as it is.
 
     Args:
         max_runs: keep at most this many runs (default 1000) so a long-lived process does
@@ -93,8 +219,11 @@ class InMemoryRunStore(RunStore):
         if max_runs is not None and max_runs < 1:
             raise ValueError("max_runs must be >= 1 (or None for no bound)")
         self.max_runs = max_runs
-        self._runs: dict[str, RunRecord] = {}
-        self._events: dict[str, list[_StoredEvent]] = {}
+        self._runs: dict[str, RunRecord | _Finished] = {}
+        """Every run, in the order it was created (a finished one packed when it can be)."""
+        self._finished: dict[str, None] = {}
+        """The finished runs, in the order they were last updated: the first are dropped."""
+        self._events: dict[str, list[_StoredEvent] | tuple[_StoredEvent, ...]] = {}
         self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.RLock()  # re-entrant: reserve_run calls create_run
 
@@ -131,18 +260,17 @@ class InMemoryRunStore(RunStore):
         with self._lock:
             self._runs.pop(run_id, None)  # a re-created id counts as the newest
             self._runs[run_id] = record
+            self._finished.pop(run_id, None)
             self._events.pop(run_id, None)
             if self.max_runs is not None and len(self._runs) > self.max_runs:
-                # drop a tenth more than needed: one sort pays for many runs
+                # drop a tenth more than needed: one drop pays for many runs
                 self._drop_finished(len(self._runs) - self.max_runs + self.max_runs // 10)
 
     def _drop_finished(self, count: int) -> None:
-        finished = [r for r in self._runs.values() if r.status in ("completed", "failed")]
-        finished.sort(key=lambda r: r.updated_at)
-        for record in finished[:count]:
-            del self._runs[record.run_id]
-            self._events.pop(record.run_id, None)
-            self._checkpoints.pop(record.run_id, None)
+        for run_id in list(itertools.islice(self._finished, count)):
+            del self._finished[run_id], self._runs[run_id]
+            self._events.pop(run_id, None)
+            self._checkpoints.pop(run_id, None)
 
     def update_run(
         self,
@@ -154,24 +282,23 @@ class InMemoryRunStore(RunStore):
     ) -> None:
         check_sizes([output, output_json])
         with self._lock:
-            record = self._runs.get(run_id)
-            if record is None:
+            item = self._runs.get(run_id)
+            if item is None:
                 raise KeyError(f"unknown run {run_id!r}")
-            self._runs[run_id] = _updated(
-                record,
-                {
-                    "status": status,
-                    "output": output,
-                    "output_json": output_json,
-                    "state": state,
-                    "updated_at": utc_now(),
-                },
-            )
+            update = {"status": status, "output": output, "output_json": output_json,
+                      "state": state, "updated_at": utc_now()}  # fmt: skip
+            record = _updated(_record(item), update)
+            self._finished.pop(run_id, None)
+            if status in _FINISHED:
+                self._runs[run_id] = _packed(record) or record
+                self._finished[run_id] = None  # the newest finished run
+            else:
+                self._runs[run_id] = record
 
     def claim_paused(self, run_id: str) -> bool:
         with self._lock:
             record = self._runs.get(run_id)
-            if record is None or record.status != "paused":
+            if record is None or isinstance(record, tuple) or record.status != "paused":
                 return False
             self._runs[run_id] = _updated(
                 record, {"status": "running", "updated_at": utc_now(), "owner": current_owner()}
@@ -180,7 +307,8 @@ class InMemoryRunStore(RunStore):
 
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._lock:
-            return self._runs.get(run_id)
+            item = self._runs.get(run_id)
+        return None if item is None else _record(item)
 
     def finish_run(
         self,
@@ -194,12 +322,18 @@ class InMemoryRunStore(RunStore):
         stored = _stored_event(end_event)  # a refused event leaves the record as it was
         with self._lock:  # a reader sees both or neither
             self.update_run(run_id, status, output, output_json, state)
-            self._events.setdefault(run_id, []).append(stored)
+            # the run's events as one tuple of tuples: none of it tracked by the collector
+            self._events[run_id] = (*self._events.get(run_id, ()), stored)
 
     def add_event(self, event: Event) -> None:
         stored = _stored_event(event)
+        run_id = event.run_id
         with self._lock:
-            self._events.setdefault(event.run_id, []).append(stored)
+            events = self._events.get(run_id)
+            if type(events) is list:
+                events.append(stored)
+            else:  # the run's first event, or one after its end event
+                self._events[run_id] = [*(events or ()), stored]
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._lock:
@@ -215,14 +349,8 @@ class InMemoryRunStore(RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         with self._lock:
-            runs = sorted(self._runs.values(), key=lambda r: r.updated_at, reverse=True)
-        chosen = (
-            r.model_copy(update={"state": None})
-            for r in runs
-            if (status is None or r.status == status)
-            and (runner is None or r.runner == runner)
-            and (since is None or r.updated_at >= since)
-        )
+            items = sorted(self._runs.values(), key=_updated_at, reverse=True)
+        chosen = (_listed(item) for item in items if _matches(item, status, runner, since))
         return list(itertools.islice(chosen, max(limit, 0)))
 
     def put_checkpoint_items(
