@@ -4,8 +4,7 @@
 next step (DBOS stops a cancelled workflow there): the events it emits meanwhile
 (``assistant.message``, ``tool.started``) land after ``run.failed``, so a client following
 the run's event stream never gets its ``end`` (tests/serve/test_serve_durable.py saw it under
-load, 9f781de). Known, not fixed yet: strict xfail, so a fix makes this test fail until the
-mark is removed.
+load, 9f781de). The desk's emitter refuses them now: the run stops at its next event.
 """
 
 from __future__ import annotations
@@ -47,7 +46,6 @@ def desk(tmp_path: Path) -> Iterator[Desk]:
     made.close()
 
 
-@pytest.mark.xfail(strict=True, reason="desk.cancel stores run.failed before the run stops")
 def test_a_run_cancelled_between_steps_stores_nothing_after_its_end(desk: Desk) -> None:
     recorded, cancelled = threading.Event(), threading.Event()
 

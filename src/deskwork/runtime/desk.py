@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -126,6 +127,9 @@ class Desk:
         self._live_states: OrderedDict[str, RunState] = OrderedDict()
         self._live_runners: OrderedDict[str, Runner] = OrderedDict()
         self._starting: set[str] = set()  # caller-chosen run ids of runs in progress
+        # runs whose completed/failed end this desk stored: nothing more of them is stored
+        self._ended: OrderedDict[str, None] = OrderedDict()
+        self._ending = threading.Lock()  # an event's check against _ended and its store
         self.durable = durable
         """Run each run as a DBOS workflow on :attr:`database_url` (see ``docs/durable.md``)."""
 
@@ -242,18 +246,31 @@ class Desk:
     def _emitter(
         self, run_id: str, events: list[Event], listener: EventListener | None
     ) -> EventEmitter:
-        store, bus = self.run_store, self.event_bus
+        store, bus, ended, ending = self.run_store, self.event_bus, self._ended, self._ending
 
         def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
             # a built-in type's own value text: no new string kept with every stored event
             name = event_type._value_ if type(event_type) is EventType else str(event_type)
             event = new_event(run_id, name, source, payload)
             end = _run_end.get() if name in RUN_END_EVENTS else None
-            if end is not None and end.run_id == run_id:
-                store.finish_run(run_id, end.status, end.output, end.output_json, end.state, event)
-                end.stored = True
-            else:
-                store.add_event(event)
+            if end is not None and end.run_id != run_id:
+                end = None  # not this run's own end (Desk._store_end of another run)
+            with ending:
+                if run_id in ended:  # a cancel ended it while it went on (a step in flight)
+                    if name in RUN_END_EVENTS and end is None:
+                        return  # the run has its one end already
+                    import asyncio  # loaded by the first run, not by importing deskwork
+
+                    raise asyncio.CancelledError(f"run {run_id} has ended: it stores no more")
+                if end is not None:
+                    store.finish_run(
+                        run_id, end.status, end.output, end.output_json, end.state, event
+                    )
+                    end.stored = True
+                else:
+                    store.add_event(event)
+                if name in _FINAL_EVENTS:
+                    _remember(ended, run_id, None)
             events.append(event)
             if listener is not None:
                 try:
@@ -752,6 +769,9 @@ class _RunEnd:
 
 _run_end: ContextVar[_RunEnd | None] = ContextVar("deskwork_run_end", default=None)
 """The end record of the run whose end event is being emitted (``Desk._store_end``)."""
+
+_FINAL_EVENTS = RUN_END_EVENTS - {EventType.RUN_PAUSED}
+"""The end events after which a run stores nothing (a paused run goes on when resumed)."""
 
 
 def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dict[str, Any]:
