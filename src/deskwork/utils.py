@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import os
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-__all__ = ["encode_file", "new_id", "to_jsonable", "utc_now"]
+__all__ = ["KNOWN_JSON", "encode_file", "model_json", "new_id", "to_jsonable", "utc_now"]
 
 _EXTRA_MIME = {
     ".md": "text/markdown",
@@ -56,6 +57,22 @@ def to_jsonable(value: Any) -> Any:
     import json  # loaded by the first value that needs it, not with deskwork
 
     return json.loads(json.dumps(value, default=str))
+
+
+KNOWN_JSON: ContextVar[tuple[BaseModel, str] | None] = ContextVar(
+    "deskwork_known_json", default=None
+)
+"""A model and its ``model_dump_json()`` text, set while a caller that has the text hands
+the model to a store (the desk, with a run's end state: :func:`model_json` gives the text
+back instead of dumping the model again)."""
+
+
+def model_json(model: BaseModel) -> str:
+    """``model.model_dump_json()``, or the text :data:`KNOWN_JSON` holds for ``model``."""
+    known = KNOWN_JSON.get()
+    if known is not None and known[0] is model:
+        return known[1]
+    return model.model_dump_json()
 
 
 def encode_file(file_path: str | Path, mime_type: str | None = None) -> str:

@@ -11,7 +11,14 @@ from pydantic_core import PydanticSerializationError
 
 from deskwork.utils import to_jsonable
 
-__all__ = ["REDACTED", "may_hold_secrets", "redact", "redact_model", "redact_text"]
+__all__ = [
+    "REDACTED",
+    "may_hold_secrets",
+    "redact",
+    "redact_model",
+    "redact_model_json",
+    "redact_text",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -110,17 +117,23 @@ def redact_model(model: M) -> M:
 
     Returns ``model`` itself when there is nothing to change (the common, cheap case).
     """
+    return redact_model_json(model)[0]
+
+
+def redact_model_json(model: M) -> tuple[M, str | None]:
+    """:func:`redact_model` of ``model``, with ``model.model_dump_json()`` when it returns
+    ``model`` itself (the text it scanned: a store can keep it instead of dumping again)."""
     try:
         text = model.model_dump_json()
     except PydanticSerializationError:  # a tool returned something JSON cannot hold
         data = to_jsonable(model.model_dump())
     else:
         if not may_hold_secrets(text):
-            return model
+            return model, text
         import json  # with the first model holding a secret, not with deskwork
 
         data = json.loads(text)
-    return type(model).model_validate(redact(data))
+    return type(model).model_validate(redact(data)), None
 
 
 @lru_cache(maxsize=4096)

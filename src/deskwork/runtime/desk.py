@@ -20,7 +20,7 @@ from deskwork.adapters._retry import RetryPolicy
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType, new_event
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
-from deskwork.core.redact import redact, redact_model, redact_text
+from deskwork.core.redact import redact, redact_model_json, redact_text
 from deskwork.core.report import Report
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
@@ -34,7 +34,7 @@ from deskwork.store._url import (
     resolve_database_url,
 )
 from deskwork.tools._pool import DEFAULT_TOOL_THREADS
-from deskwork.utils import new_id, to_jsonable
+from deskwork.utils import KNOWN_JSON, new_id, to_jsonable
 
 if TYPE_CHECKING:
     from langgraph.pregel import Pregel
@@ -437,7 +437,7 @@ class Desk:
         events.extend(self.run_store.get_events(run_id))
         config.events = events
         live = self._live_states.pop(run_id, None)
-        if live is not None and _stored_state(live) == state:
+        if live is not None and _stored_state(live)[0] == state:
             state = live  # this process paused it: resume with the unredacted state
         config.emit(EventType.RUN_RESUMED, runner.name, {})
         return await self._complete(runner, config, runner.aresume(config, state, decision, job))
@@ -537,16 +537,18 @@ class Desk:
             )
             state = None
         stored: RunState | None = None
+        stored_json: str | None = None
         if state is not None:
             if state.status != report.status:  # a worker's state has its report's status
                 state = state.model_copy(update={"status": report.status})
-            stored = _stored_state(state)
+            stored, stored_json = _stored_state(state)
         end = _RunEnd(
             config.run_id,
             report.status,
             None if report.content is None else redact_text(report.content),
             redact(to_jsonable(report.data)) if report.data is not None else None,
             stored,
+            state_json=stored_json,
         )
         payload = {"errors": report.errors} if report.status == "failed" else {}
         self._store_end(config, runner.name, end, payload)
@@ -569,9 +571,13 @@ class Desk:
         :meth:`RunStore.finish_run`. An emitter that stores no event (a recovered run's
         replay of one stored before) leaves the record to be stored here alone."""
         token = _run_end.set(end)
+        # the store keeps the state's JSON text made for its redaction, not a second dump
+        state, text = end.state, end.state_json
+        known = KNOWN_JSON.set(None if state is None or text is None else (state, text))
         try:
             config.emit(END_EVENT_BY_STATUS[end.status], source, payload)
         finally:
+            KNOWN_JSON.reset(known)
             _run_end.reset(token)
         if not end.stored:
             self.run_store.update_run(
@@ -733,10 +739,11 @@ def _durable() -> Any:
     return module
 
 
-def _stored_state(state: RunState) -> RunState:
+def _stored_state(state: RunState) -> tuple[RunState, str | None]:
     """``state`` as the run store keeps it: secrets in messages, tool calls, the job and the
-    payload are redacted (the unredacted state stays in this process for resuming)."""
-    return redact_model(state)
+    payload are redacted (the unredacted state stays in this process for resuming); with its
+    JSON text when the redaction made it (``None`` when it changed the state)."""
+    return redact_model_json(state)
 
 
 _USAGE_KEYS = (
@@ -765,6 +772,8 @@ class _RunEnd:
     state: RunState | None
     stored: bool = False
     """Set by the desk's emitter once it stored the record with the end event."""
+    state_json: str | None = None
+    """``state.model_dump_json()``, when the desk has it (stores keep it: ``KNOWN_JSON``)."""
 
 
 _run_end: ContextVar[_RunEnd | None] = ContextVar("deskwork_run_end", default=None)

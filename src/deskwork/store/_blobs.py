@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.store._errors import StoreError
-from deskwork.utils import to_jsonable
+from deskwork.utils import model_json, to_jsonable
 
 __all__ = [
     "BLOB_MIN_CHARS",
@@ -169,7 +169,7 @@ def pack_model(model: BaseModel | None, blobs: dict[str, str]) -> str | None:
     if model is None:
         return None
     try:
-        text = model.model_dump_json()
+        text = model_json(model)  # the desk's own dump of a run's end state
     except PydanticSerializationError:  # e.g. a lone surrogate, which json.dumps escapes
         text = ""
     if text and packs_unchanged(text):

@@ -22,7 +22,7 @@ from deskwork.core.types import RunStatus
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
 from deskwork.store._owner import current_owner
 from deskwork.store.base import RunStore
-from deskwork.utils import utc_now
+from deskwork.utils import model_json, utc_now
 
 __all__ = ["InMemoryRunStore"]
 
@@ -131,7 +131,7 @@ def _packed(record: RunRecord) -> _Finished | None:
         if type(state) is not RunState or not _round_trips(state):
             return None
         try:
-            text = state.model_dump_json()
+            text = model_json(state)  # the desk dumped it once already
         except PydanticSerializationError:  # a lone surrogate in a text
             return None
     v = record.__dict__
