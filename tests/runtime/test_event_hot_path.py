@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from deskwork import Desk, Event, Job, Worker
-from deskwork.core.event import trusted_event
+from deskwork.core.event import new_event
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
-from deskwork.utils import utc_now
 
 
-def test_a_trusted_event_equals_a_validated_one() -> None:
-    values = ("e1", "tool.completed", utc_now(), "r1", "add", {"a": [1, {"b": "c"}]})
-    fast = trusted_event(*values)
+def test_an_event_built_without_validation_equals_a_validated_one() -> None:
+    fast = new_event("r1", "tool.completed", "add", {"a": [1, {"b": "c"}]})
+    values = (fast.event_id, "tool.completed", fast.timestamp, "r1", "add", {"a": [1, {"b": "c"}]})
     checked = Event(**dict(zip(Event.model_fields, values, strict=True)))
     assert fast == checked
     assert fast.model_fields_set == checked.model_fields_set
