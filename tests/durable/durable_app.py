@@ -46,10 +46,10 @@ def step_two() -> str:
 
 @tool
 def work(n: int) -> str:
-    """A quick job; records which process ran it."""
+    """A quick job (``$WORK_SECONDS``, default 0.05 s); records which process ran it."""
     _count(f"work-{n}")
     (HERE / "pids").open("a").write(f"{n} {os.getpid()}\n")
-    time.sleep(0.05)
+    time.sleep(float(os.environ.get("WORK_SECONDS", "0.05")))
     return f"worked {n}"
 
 

@@ -23,9 +23,13 @@ from durablekit import (
 
 @pytest.fixture
 def workers(tmp_path: Path, backend: dict[str, str]) -> Iterator[list[subprocess.Popen[str]]]:
-    """Two ``python -m deskwork worker durable_app:desk`` processes on queue ``jobs``."""
+    """Two ``python -m deskwork worker durable_app:desk`` processes on queue ``jobs``.
+
+    A job takes 0.5 s: longer than an idle worker's longest wait between polls (0.45 s), so
+    the second worker claims jobs while the first one's four slots are busy (at 0.05 s a job,
+    the first worker, woken by each run's end, finished all twenty before the other polled)."""
     flags = ["--queue", "jobs", "--concurrency", "4"]
-    procs = start_workers(tmp_path, "durable_app:desk", 2, *flags, **backend)
+    procs = start_workers(tmp_path, "durable_app:desk", 2, *flags, WORK_SECONDS="0.5", **backend)
     try:
         yield procs
     finally:
