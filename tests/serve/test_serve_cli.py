@@ -131,3 +131,22 @@ def test_serve_tunes_the_process_before_uvicorn_runs(monkeypatch: pytest.MonkeyP
         sys.setswitchinterval(interval)
     ((frozen, switch),) = seen
     assert frozen > before and switch <= 0.001
+
+
+def test_serve_leaves_the_process_alone_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import uvicorn
+    from serve_support import make_desk
+
+    from deskwork.serve import serve
+
+    seen: list[tuple[int, float]] = []
+
+    def run(app: object, **options: object) -> None:
+        seen.append((gc.get_freeze_count(), sys.getswitchinterval()))
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    before, interval = gc.get_freeze_count(), sys.getswitchinterval()
+    serve(make_desk(), port=_free_port(), tune=False)
+    assert seen == [(before, interval)]

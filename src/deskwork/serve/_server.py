@@ -42,10 +42,13 @@ def serve(
     cors_origins: list[str] | None = None,
     rate_limit: float | None = None,
     rate_burst: int = 20,
+    tune: bool = True,
     **uvicorn_options: Any,
 ) -> None:
-    """Serve ``desk`` until interrupted (blocking); the process is tuned for the server
-    first (:func:`_tune_process`)."""
+    """Serve ``desk`` until interrupted (blocking). With ``tune`` (the default) the process
+    is tuned for the server first (:func:`_tune_process`: startup objects frozen out of the
+    garbage collector, a 1 ms switch interval); ``tune=False`` leaves both as they are, for
+    a process that serves next to other work of its own."""
     import uvicorn
 
     from deskwork.serve._app import create_app
@@ -59,7 +62,8 @@ def serve(
         rate_limit=rate_limit,
         rate_burst=rate_burst,
     )
-    _tune_process()
+    if tune:
+        _tune_process()
     uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)
 
 
