@@ -129,7 +129,9 @@ class Desk:
         self._starting: set[str] = set()  # caller-chosen run ids of runs in progress
         # runs whose completed/failed end this desk stored: nothing more of them is stored
         self._ended: OrderedDict[str, None] = OrderedDict()
-        self._ending = threading.Lock()  # an event's check against _ended and its store
+        # an event's check against _ended and its store, atomic per run: one lock per
+        # stripe of run ids, so runs on other threads do not wait for each other's writes
+        self._ending = tuple(threading.Lock() for _ in range(_ENDING_STRIPES))
         self.durable = durable
         """Run each run as a DBOS workflow on :attr:`database_url` (see ``docs/durable.md``)."""
 
@@ -246,7 +248,8 @@ class Desk:
     def _emitter(
         self, run_id: str, events: list[Event], listener: EventListener | None
     ) -> EventEmitter:
-        store, bus, ended, ending = self.run_store, self.event_bus, self._ended, self._ending
+        store, bus, ended = self.run_store, self.event_bus, self._ended
+        ending = self._ending[hash(run_id) % _ENDING_STRIPES]
 
         def emit(event_type: str, source: str, payload: dict[str, Any]) -> None:
             # a built-in type's own value text: no new string kept with every stored event
@@ -794,6 +797,11 @@ def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dic
 LIVE_CACHE_LIMIT = 1024
 """How many paused runs keep their exact in-process job and state (older ones resume from
 the stored state, as a new process would)."""
+
+
+_ENDING_STRIPES = 32
+"""Locks that make an event's check against a desk's ended runs and its store one step (a run
+id always maps to the same one)."""
 
 
 def _remember(cache: OrderedDict[str, Any], key: str, value: Any) -> None:
