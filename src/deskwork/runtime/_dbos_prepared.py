@@ -162,7 +162,7 @@ def workflow_state(workflow_id: str) -> str | None:
 
     @db_retry(sys_db=sys_db)
     def read() -> str | None:
-        with _autocommit(sys_db) as conn:
+        with autocommit(sys_db) as conn:
             query = _statements(sys_db)["state"]
             state: str | None = conn.execute(query, {"deskwork_wf": workflow_id}).scalar()
             return state
@@ -185,7 +185,7 @@ def resume_ids(run_id: str) -> list[str]:
 
     @db_retry(sys_db=sys_db)
     def read() -> list[str]:
-        with _autocommit(sys_db) as conn:
+        with autocommit(sys_db) as conn:
             rows = conn.execute(_statements(sys_db)["resumes"], {"deskwork_like": escaped + "%"})
             return [str(row[0]) for row in rows]
 
@@ -300,9 +300,10 @@ def _owned_record(sys_db: Any, columns: tuple[str, ...]) -> Any:
 
 
 @contextmanager
-def _autocommit(sys_db: Any) -> Iterator[Any]:
+def autocommit(sys_db: Any) -> Iterator[Any]:
     """A connection of the system database in autocommit: each statement its own
-    transaction, without BEGIN and COMMIT round trips."""
+    transaction, without BEGIN and COMMIT round trips (DBOS's ``engine.begin()`` adds them;
+    a PostgreSQL read is then one round trip)."""
     with sys_db.engine.connect() as conn:
         yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
@@ -316,7 +317,7 @@ def _check_operation_execution(
     owner_key: str | None = None,
 ) -> Any:
     """DBOS's ``check_operation_execution``: one query, no transaction around it."""
-    with self._own_key(workflow_id, key=owner_key), _autocommit(self) as conn:
+    with self._own_key(workflow_id, key=owner_key), autocommit(self) as conn:
         return _check_operation_execution_txn(self, workflow_id, function_id, function_name, conn)
 
 
@@ -343,7 +344,7 @@ def _record_operation_result(
 
     @db_retry(sys_db=self)
     def record() -> None:
-        with self._own_key(workflow_id, key=owner_key), _autocommit(self) as conn:
+        with self._own_key(workflow_id, key=owner_key), autocommit(self) as conn:
             _record_operation_result_txn(self, result, completed_at, conn, owner_xid=owner_xid)
         DebugTriggers.debug_trigger_point(DebugTriggers.DEBUG_TRIGGER_STEP_COMMIT)
 
@@ -380,7 +381,7 @@ def _init_workflow(
 
     @db_retry(sys_db=self)
     def init() -> Any:
-        with _autocommit(self) as conn:
+        with autocommit(self) as conn:
             started = _StartWithInput(conn, self.schema, status, creator_xid)
             return self._insert_workflow_status(
                 status, started, creator_xid=creator_xid, reuse_policy=reuse_policy

@@ -48,13 +48,14 @@ DBOS's own claim.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
+
+from deskwork.runtime._dbos_prepared import autocommit
 
 __all__ = [
     "IDLE_POLL_SECONDS",
@@ -129,17 +130,9 @@ def _enqueued_query(sys_db: Any) -> Any:
     return query
 
 
-@contextlib.contextmanager
-def _autocommit(sys_db: Any) -> Iterator[Any]:
-    """A connection of the system database for one read: autocommit, so a PostgreSQL read
-    is one round trip (DBOS's ``engine.begin()`` adds a ``BEGIN`` and a ``COMMIT``)."""
-    with sys_db.engine.connect() as conn:
-        yield conn.execution_options(isolation_level="AUTOCOMMIT")
-
-
 def _has_enqueued(sys_db: Any, queue_name: str) -> bool:
     """Whether ``queue_name`` holds an ``ENQUEUED`` workflow (one autocommit read)."""
-    with _autocommit(sys_db) as conn:
+    with autocommit(sys_db) as conn:
         row = conn.execute(_enqueued_query(sys_db), {"queue": queue_name}).first()
     return row is not None
 
@@ -504,7 +497,7 @@ def _get_queue(self: Any, name: str, *, client_system_database: Any = None) -> A
     """DBOS's ``get_queue`` with its statement built once."""
     from dbos._sys_db import queue_from_db_row
 
-    with _autocommit(self) as c:
+    with autocommit(self) as c:
         row = c.execute(_claim_statements(self)["queue"], {"deskwork_queue": name}).fetchone()
     if row is None:
         return None
@@ -581,7 +574,7 @@ def _get_statuses(self: Any, workflow_ids: list[str]) -> list[dict[str, Any]]:
     def fetch_chunk(chunk: list[str]) -> list[dict[str, Any]]:
         for workflow_id in chunk:
             self._reject_shard_key(workflow_id, None)
-        with _autocommit(self) as c:
+        with autocommit(self) as c:
             rows = c.execute(query, {"deskwork_ids": chunk}).fetchall()
         return [_status(row._mapping) for row in rows]
 
