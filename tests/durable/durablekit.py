@@ -8,8 +8,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from deskwork.store._url import open_run_store
 from deskwork.store.base import RunStore
@@ -98,3 +101,26 @@ def stop_workers(procs: list[subprocess.Popen[str]], timeout: float = 20) -> Non
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def launched_system_database(
+    request: pytest.FixtureRequest, directory: Path, **engine_options: Any
+) -> Iterator[Any]:
+    """For a fixture parametrized ``["sqlite", "postgres"]``: DBOS's system database of a
+    durable desk on that backend, DBOS launched in this process (``engine_options`` go to
+    ``engine_for``); the desk is closed afterwards."""
+    from deskwork import Desk
+    from deskwork.runtime._durable import _dbos, engine_for
+    from deskwork.testing import ScriptedAdapter, reply
+
+    url = (
+        f"sqlite:///{directory / 'deskwork.db'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_database")
+    )
+    desk = Desk(model="m", adapter=ScriptedAdapter([reply("x")]), database_url=url, durable=True)
+    try:
+        engine_for(desk, **engine_options)
+        yield _dbos()._sys_db
+    finally:
+        desk.close()

@@ -18,11 +18,9 @@ from dbos import DBOS
 from dbos._context import SetWorkflowID
 from dbos._dbos import GlobalParams
 from dbos._sys_db import SystemDatabase
+from durablekit import launched_system_database
 
-from deskwork import Desk
 from deskwork.runtime._dbos_queue import prepare_claim_statements
-from deskwork.runtime._durable import _dbos, engine_for
-from deskwork.testing import ScriptedAdapter, reply
 
 SIGNATURES = {
     "start_queued_workflows": [
@@ -59,17 +57,7 @@ def test_dbos_keeps_the_shape_the_patch_relies_on() -> None:
 @pytest.fixture(params=["sqlite", "postgres"])
 def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """DBOS's system database of a durable desk (DBOS launched, serving no queue)."""
-    url = (
-        f"sqlite:///{tmp_path / 'deskwork.db'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_database")
-    )
-    desk = Desk(model="m", adapter=ScriptedAdapter([reply("x")]), database_url=url, durable=True)
-    try:
-        engine_for(desk, queues=[])
-        yield _dbos()._sys_db
-    finally:
-        desk.close()
+    yield from launched_system_database(request, tmp_path, queues=[])
 
 
 def _sql_sent(sys_db: Any, call: Callable[[], Any]) -> tuple[Any, list[str]]:

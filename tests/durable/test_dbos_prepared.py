@@ -23,11 +23,9 @@ from dbos._error import (
 )
 from dbos._outcome import Pending
 from dbos._sys_db import SystemDatabase
+from durablekit import launched_system_database
 
-from deskwork import Desk
 from deskwork.runtime._dbos_prepared import prepare_step_statements
-from deskwork.runtime._durable import _dbos, engine_for
-from deskwork.testing import ScriptedAdapter, reply
 
 METHODS = {
     "_check_operation_execution_txn": [
@@ -115,17 +113,7 @@ def test_pending_then_without_its_idle_hop_hands_on_values_and_errors() -> None:
 @pytest.fixture(params=["sqlite", "postgres"])
 def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """DBOS's system database of a durable desk, with one finished workflow in it."""
-    url = (
-        f"sqlite:///{tmp_path / 'deskwork.db'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_database")
-    )
-    desk = Desk(model="m", adapter=ScriptedAdapter([reply("x")]), database_url=url, durable=True)
-    try:
-        engine_for(desk)  # DBOS launched on the desk's database
-        yield _dbos()._sys_db
-    finally:
-        desk.close()
+    yield from launched_system_database(request, tmp_path)
 
 
 def _workflow() -> str:

@@ -15,8 +15,8 @@ import pytest
 from dbos import DBOS
 from dbos._context import SetWorkflowID
 from dbos._utils import INTERNAL_QUEUE_NAME
+from durablekit import launched_system_database
 
-from deskwork import Desk
 from deskwork.runtime import _dbos_queue
 from deskwork.runtime._dbos_queue import (
     IDLE_POLL_SECONDS,
@@ -24,8 +24,7 @@ from deskwork.runtime._dbos_queue import (
     _wait_seconds,
     back_off_while_idle,
 )
-from deskwork.runtime._durable import _dbos, engine_for
-from deskwork.testing import ScriptedAdapter, reply
+from deskwork.runtime._durable import _dbos
 
 
 @DBOS.workflow(name="deskwork.test.queue_poll")
@@ -36,17 +35,7 @@ def _finished() -> str:
 @pytest.fixture(params=["sqlite", "postgres"])
 def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """DBOS's system database of a durable desk (DBOS launched in this process)."""
-    url = (
-        f"sqlite:///{tmp_path / 'deskwork.db'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_database")
-    )
-    desk = Desk(model="m", adapter=ScriptedAdapter([reply("x")]), database_url=url, durable=True)
-    try:
-        engine_for(desk)
-        yield _dbos()._sys_db
-    finally:
-        desk.close()
+    yield from launched_system_database(request, tmp_path)
 
 
 def test_a_poll_claims_only_when_its_queue_holds_a_run(sys_db: Any) -> None:
