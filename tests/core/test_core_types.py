@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -52,6 +53,31 @@ def test_job_state_round_trip_keeps_fields_and_schema_path() -> None:
     assert restored.model_dump(exclude={"response_schema"}) == job.model_dump(
         exclude={"response_schema"}
     )
+
+
+class _When(BaseModel):
+    at: datetime
+    count: float
+
+
+def test_job_state_is_json_of_its_own_whatever_the_input() -> None:
+    """The stored form of a job: the fields in order (schema and tool names last), JSON's own
+    values copied (nothing shared with the job), other values as ``to_jsonable`` of their
+    Python dump (a model's datetime as ``isoformat()``, a tuple as a list, a key as text)."""
+    plain = Job(input={"q": [1, {"r": 2.5}]}, metadata={"k": ["v"]}, constraints=["a"])
+    state = plain.to_state()
+    assert list(state) == [*(n for n in Job.model_fields if n not in _OWN_FORM), *_OWN_FORM]
+    assert state["input"] == {"q": [1, {"r": 2.5}]} and state["metadata"] == {"k": ["v"]}
+    plain.metadata["k"].append("later")
+    plain.input["q"].append(3)
+    assert state["metadata"] == {"k": ["v"]} and state["input"] == {"q": [1, {"r": 2.5}]}
+    when = datetime(2024, 1, 2, tzinfo=UTC)
+    state = Job(input=_When(at=when, count=1.5)).to_state()
+    assert state["input"] == {"at": "2024-01-02T00:00:00+00:00", "count": 1.5}
+    assert Job(input={1: (2, 3)}).to_state()["input"] == {"1": [2, 3]}
+
+
+_OWN_FORM = ("response_schema", "tools_override")
 
 
 def test_job_state_with_unimportable_schema_restores_none() -> None:

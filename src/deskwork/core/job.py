@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
+from deskwork.exceptions import StoreError
 from deskwork.utils import new_id, to_jsonable
 
 __all__ = ["Brief", "Job", "ResponseSchema", "load_schema", "schema_path"]
@@ -75,10 +78,7 @@ class Job(DeskworkModel):
     @model_validator(mode="after")
     def _fits_a_run_store(self) -> Job:
         """Refuse here, not when the run is saved, a text longer than a run store keeps."""
-        # imported here: the store package imports core
-        from deskwork.store._blobs import check_sizes
-        from deskwork.store._errors import StoreError
-
+        check_sizes = _store_checks()[0]
         try:
             check_sizes(self.input)
             for message in self.initial_messages or ():
@@ -100,8 +100,12 @@ class Job(DeskworkModel):
         return dict(cached)
 
     def _build_state(self) -> dict[str, Any]:
-        data = self.model_dump(mode="python", exclude={"tools_override", "response_schema"})
-        data = dict(to_jsonable(data))
+        values = self.__dict__
+        data = {name: values[name] for name in _DUMPED}
+        if _store_checks()[1](data):  # plain JSON (the common case): its atoms taken as they are
+            data = {k: v if type(v) in _ATOMS else to_jsonable(v) for k, v in data.items()}
+        else:
+            data = dict(to_jsonable(self.model_dump(mode="python", exclude=set(_NOT_DUMPED))))
         data["response_schema"] = schema_path(self.response_schema)
         data["tools_override"] = (
             None
@@ -122,6 +126,20 @@ class Job(DeskworkModel):
 
 
 Brief = Job
+
+_NOT_DUMPED = ("tools_override", "response_schema")
+"""Fields :meth:`Job.to_state` writes in a form of its own (names, an import path), last."""
+_DUMPED = tuple(name for name in Job.model_fields if name not in _NOT_DUMPED)
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+@cache
+def _store_checks() -> tuple[Callable[[Any], None], Callable[[Any], bool]]:
+    """The run stores' ``check_sizes`` and ``is_plain_json`` (imported on first use, once:
+    the store package imports core)."""
+    from deskwork.store._blobs import check_sizes, is_plain_json
+
+    return check_sizes, is_plain_json
 
 
 def schema_path(schema: Any) -> str | None:
