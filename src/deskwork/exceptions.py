@@ -13,6 +13,7 @@
     ├── EventLoopRunningError      (sync wrapper called inside a running loop)
     ├── MissingExtraError          (an optional dependency is not installed)
     ├── StoreError                 (a store's database is damaged, unreadable or too new)
+    ├── RunNotRunningError         (a store refused a write of a run that is not running)
     └── ConfigurationError         (invalid configuration given by the user)
 
 Run failures never surface as exceptions from ``Desk.run``: they end as a ``failed``
@@ -28,6 +29,7 @@ __all__ = [
     "EventHandlerError",
     "EventLoopRunningError",
     "MissingExtraError",
+    "RunNotRunningError",
     "RunnerNotRegisteredError",
     "StoreError",
     "StreamingUnsupportedError",
@@ -136,3 +138,15 @@ class StoreError(DeskworkError):
         super().__init__(message)
         self.location = location
         """The database file or (password-free) URL the error is about."""
+
+
+class RunNotRunningError(DeskworkError):
+    """A run store refused a write of a run whose record is not ``running`` (it ended, maybe
+    in another process: a cancel): nothing of it was stored (see :class:`RunStore`).
+
+    The desk stops the run when its store refuses one of its events."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} is not running: its store refused the write")
+        self.run_id = run_id
+        """The run whose write was refused."""

@@ -49,8 +49,8 @@ def test_a_damaged_postgres_run_value_is_a_store_error(
     store = PostgresRunStore(postgres_url)
     try:
         store.create_run("r1", {"input": "hi"}, runner="w")
-        store.update_run("r1", "paused", None, None, paused_state("r1"))
         store.add_event(_event("r1"))
+        store.update_run("r1", "paused", None, None, paused_state("r1"))
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f"UPDATE {table} SET {column}=%s", (value,))
             with pytest.raises(StoreError, match="cannot be read") as caught:

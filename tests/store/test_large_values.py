@@ -39,9 +39,6 @@ def test_large_and_nul_prefixed_strings_round_trip(run_store: RunStore) -> None:
     big = "é" * (BLOB_MIN_CHARS + 1)
     tricky = {"a": "\x00blob:not-a-reference", "b": "\x00", "c": [big, big], "d": "plain"}
     run_store.create_run("r", tricky)
-    run_store.update_run("r", "completed", "out", {"same": big}, None)
-    record = run_store.get_run("r")
-    assert record is not None and record.input == tricky and record.output_json == {"same": big}
     event = Event(
         event_id=new_id(),
         type="tool.completed",
@@ -51,6 +48,9 @@ def test_large_and_nul_prefixed_strings_round_trip(run_store: RunStore) -> None:
         payload={"result": big, "odd": "\x00\x00x"},
     )
     run_store.add_event(event)
+    run_store.update_run("r", "completed", "out", {"same": big}, None)
+    record = run_store.get_run("r")
+    assert record is not None and record.input == tricky and record.output_json == {"same": big}
     assert run_store.get_events("r")[0].payload == event.payload
     assert run_store.list_runs()[0].input == tricky
 

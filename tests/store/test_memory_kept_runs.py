@@ -8,11 +8,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+import pytest
+
 from deskwork import Desk, Job, Worker
 from deskwork.core.message import Message
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.tool_call import ToolCall, ToolResult
-from deskwork.store import InMemoryRunStore
+from deskwork.store import InMemoryRunStore, RunNotRunningError
 from deskwork.store._owner import current_owner
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
@@ -117,14 +119,15 @@ def test_the_finished_runs_updated_longest_ago_are_dropped_first() -> None:
     assert {r.run_id for r in store.list_runs()} == {"c", "d", "e"}
 
 
-def test_events_added_after_a_runs_end_are_kept_in_order() -> None:
+def test_an_event_added_after_a_runs_end_is_refused_and_its_events_kept() -> None:
     store = InMemoryRunStore()
     desk = Desk(model="m", adapter=ScriptedAdapter([reply("ok")]), run_store=store)
     report = desk.run(Worker(name="w"), Job(input="hi"))
     end = report.events[-1]
     late = end.model_copy(update={"event_id": "late", "type": "custom"})
-    store.add_event(late)
-    assert store.get_events(report.run_id) == [*report.events, late]
+    with pytest.raises(RunNotRunningError):
+        store.add_event(late)
+    assert store.get_events(report.run_id) == report.events
 
 
 def test_kept_runs_add_no_work_for_the_garbage_collector() -> None:

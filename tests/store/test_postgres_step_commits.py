@@ -41,9 +41,9 @@ def test_a_steps_events_are_committed_off_the_event_loop(
     committed_on: list[threading.Thread] = []
     execute = pg._execute_in_order
 
-    def recording(conn: Any, writes: Any) -> None:
+    def recording(conn: Any, writes: Any) -> Any:
         committed_on.append(threading.current_thread())
-        execute(conn, writes)
+        return execute(conn, writes)
 
     monkeypatch.setattr(pg, "_execute_in_order", recording)
     store = PostgresRunStore(postgres_url)

@@ -67,10 +67,10 @@ def test_inputs_outputs_and_payloads_read_back_as_json_dumps_wrote_them(
     store: SQLiteRunStore, value: Any
 ) -> None:
     store.create_run("r", value)
-    store.update_run("r", "completed", "out", value, None)
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
         store.add_event(_event("r", value))
         assert store.get_events("r")[0].payload == _expected(value)
+    store.update_run("r", "completed", "out", value, None)
     record = store.get_run("r")
     assert record is not None
     assert record.input == record.output_json == _expected(to_jsonable(value))

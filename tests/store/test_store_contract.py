@@ -18,7 +18,13 @@ from storekit import paused_state
 
 from deskwork import Event, Message, ToolCall
 from deskwork.memory import MemoryStore
-from deskwork.store import RunStore, SessionStore, StoreError
+from deskwork.store import (
+    RunNotRunningError,
+    RunStore,
+    SessionStore,
+    SQLiteRunStore,
+    StoreError,
+)
 from deskwork.store._blobs import MAX_STORED_CHARS
 from deskwork.utils import new_id, utc_now
 
@@ -127,6 +133,100 @@ def test_a_refused_end_event_leaves_the_record_running(run_store: RunStore) -> N
     record = run_store.get_run("r")
     assert record is not None and record.status == "running"
     assert run_store.get_events("r") == []
+
+
+def _ended(run_store: RunStore, run_id: str, status: str) -> list[str]:
+    """``run_id`` begun, given one event, then ended ``status``; its events' ids."""
+    run_store.create_run(run_id, None)
+    first = _event(run_id, 0)
+    run_store.add_event(first)
+    state = paused_state(run_id) if status == "paused" else None
+    end = _end_event(run_id).model_copy(update={"type": f"run.{status}"})
+    run_store.finish_run(run_id, status, "out", None, state, end)  # type: ignore[arg-type]
+    return [first.event_id, end.event_id]
+
+
+@pytest.mark.parametrize("status", ["completed", "failed", "paused"])
+def test_an_event_of_a_run_that_is_not_running_is_refused(run_store: RunStore, status: str) -> None:
+    kept = _ended(run_store, "r", status)
+    with pytest.raises(RunNotRunningError):
+        run_store.add_event(_event("r", 1))
+    other_end = "run.failed" if status != "failed" else "run.completed"
+    with pytest.raises(RunNotRunningError):  # an end event of another status too
+        run_store.add_event(_event("r", 2).model_copy(update={"type": other_end}))
+    assert [e.event_id for e in run_store.get_events("r")] == kept
+    run_store.add_event(_event("nobody", 0))  # a run with no record: a log of events alone
+    assert len(run_store.get_events("nobody")) == 1
+
+
+def test_a_record_ended_without_its_end_event_takes_that_end_alone(run_store: RunStore) -> None:
+    run_store.create_run("r", None)
+    run_store.update_run("r", "completed", "done", None, None)  # a store failed between
+    end = _end_event("r")
+    run_store.add_event(end)
+    assert [e.event_id for e in run_store.get_events("r")] == [end.event_id]
+
+
+def test_finish_run_ends_only_a_running_or_paused_run(run_store: RunStore) -> None:
+    _ended(run_store, "done", "completed")
+    late = _end_event("done").model_copy(update={"type": "run.failed"})
+    with pytest.raises(RunNotRunningError):  # a cancel that comes too late
+        run_store.finish_run("done", "failed", None, None, None, late)
+    record = run_store.get_run("done")
+    assert record is not None and (record.status, record.output) == ("completed", "out")
+    assert len(run_store.get_events("done")) == 2
+    _ended(run_store, "held", "paused")
+    cancel = _end_event("held").model_copy(update={"type": "run.failed"})
+    run_store.finish_run("held", "failed", None, None, None, cancel)  # a paused run's cancel
+    record = run_store.get_run("held")
+    assert record is not None and record.status == "failed"
+    assert run_store.get_events("held")[-1].event_id == cancel.event_id
+
+
+def test_events_committed_after_the_run_ended_elsewhere_are_dropped_and_the_next_refused(
+    run_store: RunStore, tmp_path: Any
+) -> None:
+    """A run ended by another process (a cancel) while this one still runs it: its events
+    added in a loop (committed later) are not stored, and its next write raises."""
+    other = _same_database(run_store)
+    try:
+        run_store.begin_run("r", None, runner="w")
+        run_store.add_event(_event("r", 0))
+        run_store.flush()
+        cancel = _end_event("r").model_copy(update={"type": "run.failed"})
+        other.finish_run("r", "failed", None, None, None, cancel)
+
+        async def go_on() -> int:
+            added = 0
+            with pytest.raises(RunNotRunningError):
+                for n in range(1, 4):
+                    run_store.add_event(_event("r", n))  # the in-memory store refuses now
+                    added += 1
+                    await asyncio.to_thread(run_store.flush)  # the others commit then
+            return added
+
+        assert asyncio.run(go_on()) <= 1  # stopped at the event after the refused one
+        with pytest.raises(RunNotRunningError):
+            run_store.finish_run("r", "completed", "late", None, None, _end_event("r"))
+        types = [e.type for e in run_store.get_events("r")]
+        assert types == ["custom.0", "run.failed"]
+        record = run_store.get_run("r")
+        assert record is not None and record.status == "failed"
+    finally:
+        if other is not run_store:
+            other.close()
+
+
+def _same_database(run_store: RunStore) -> RunStore:
+    """Another store on ``run_store``'s database (the in-memory store: itself)."""
+    if isinstance(run_store, SQLiteRunStore):
+        return SQLiteRunStore(run_store.path)
+    if type(run_store).__name__ == "PostgresRunStore":
+        from deskwork.store.postgres import PostgresRunStore
+
+        assert isinstance(run_store, PostgresRunStore)
+        return PostgresRunStore(run_store.database.url)
+    return run_store
 
 
 def test_list_runs_most_recent_first_with_limit(run_store: RunStore) -> None:

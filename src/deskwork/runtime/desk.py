@@ -23,7 +23,7 @@ from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import redact, redact_model_json, redact_text
 from deskwork.core.report import Report
 from deskwork.event_bus import EventBus
-from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
+from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError, RunNotRunningError
 from deskwork.runtime._budget import Budget, current_budget
 from deskwork.store._url import (
     DB_FILENAME,
@@ -259,19 +259,24 @@ class Desk:
             if end is not None and end.run_id != run_id:
                 end = None  # not this run's own end (Desk._store_end of another run)
             with ending:
-                if run_id in ended:  # a cancel ended it while it went on (a step in flight)
+                try:
+                    if run_id in ended:  # a cancel ended it while it went on (a step in flight)
+                        raise RunNotRunningError(run_id)
+                    if end is not None:
+                        store.finish_run(
+                            run_id, end.status, end.output, end.output_json, end.state, event
+                        )
+                        end.stored = True
+                    else:
+                        store.add_event(event)  # refused if another process ended the run
+                except RunNotRunningError:
+                    _remember(ended, run_id, None)
                     if name in RUN_END_EVENTS and end is None:
                         return  # the run has its one end already
                     import asyncio  # loaded by the first run, not by importing deskwork
 
-                    raise asyncio.CancelledError(f"run {run_id} has ended: it stores no more")
-                if end is not None:
-                    store.finish_run(
-                        run_id, end.status, end.output, end.output_json, end.state, event
-                    )
-                    end.stored = True
-                else:
-                    store.add_event(event)
+                    stopped = f"run {run_id} has ended: it stores no more"
+                    raise asyncio.CancelledError(stopped) from None
                 if name in _FINAL_EVENTS:
                     _remember(ended, run_id, None)
             events.append(event)

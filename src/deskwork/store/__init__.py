@@ -12,6 +12,7 @@ from deskwork._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from deskwork.core.state import RunOwner, RunRecord, RunState
+    from deskwork.exceptions import RunNotRunningError
     from deskwork.store._errors import StoreError
     from deskwork.store.base import RunStore
     from deskwork.store.memory import InMemoryRunStore
@@ -29,6 +30,7 @@ __all__ = [
     "InMemorySessionStore",
     "PostgresRunStore",
     "PostgresSessionStore",
+    "RunNotRunningError",
     "RunOwner",
     "RunRecord",
     "RunState",
@@ -45,6 +47,7 @@ _LAZY = {
     "InMemorySessionStore": "deskwork.store.session",
     "PostgresRunStore": "deskwork.store.postgres",
     "PostgresSessionStore": "deskwork.store.postgres",
+    "RunNotRunningError": "deskwork.exceptions",
     "RunOwner": "deskwork.core.state",
     "RunRecord": "deskwork.core.state",
     "RunState": "deskwork.core.state",

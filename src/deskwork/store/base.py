@@ -10,12 +10,41 @@ from typing import Any
 from deskwork.core.event import Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
+from deskwork.exceptions import RunNotRunningError
 
-__all__ = ["RunStore"]
+__all__ = ["ENDABLE", "RunStore"]
+
+ENDABLE = frozenset(("running", "paused"))
+"""The statuses of a run whose end :meth:`RunStore.finish_run` stores."""
 
 
 class RunStore(ABC):
-    """Persists run records, resume state and the ordered event log of each run."""
+    """Persists run records, resume state and the ordered event log of each run.
+
+    A run's events are written only while its record is ``running``, so nothing lands after
+    its end, even when the end was stored by another process (``desk.cancel`` while a
+    ``deskwork worker`` runs it). The built-in stores decide it in the write itself (no
+    extra read):
+
+    - :meth:`add_event` stores an event only if the run's record is ``running``. The one
+      exception: an end event (``run.completed``, ``run.failed``, ``run.paused``) is also
+      stored when the record has that end's status already (a record ended without its end
+      event: a store that failed between the two, or a :meth:`finish_run` that writes them
+      apart). An event of a run with no record is stored (a log of events alone).
+    - :meth:`finish_run` stores the run's end only if its record is ``running`` or
+      ``paused`` (a paused run is ended by a cancel or ``deskwork runs fail``): a run that
+      completed is never turned ``failed`` by a cancel that comes too late, nor the reverse.
+    - A refused write stores nothing and raises :class:`~deskwork.exceptions.RunNotRunningError`
+      (the desk's emitter then stops the run). An event that the SQLite and PostgreSQL stores
+      commit later (added inside an event loop) and find refused then is dropped, and the
+      run's next :meth:`add_event` or :meth:`finish_run` raises.
+
+    Every event of a run's life arrives while it is ``running``: ``run.started`` after
+    :meth:`begin_run`, ``run.resumed`` after :meth:`claim_paused`, ``run.recovered`` and
+    ``run.unrecoverable`` for a run whose process died (still ``running``), and its end with
+    :meth:`finish_run`. :meth:`create_run`, :meth:`update_run` and :meth:`claim_paused` are
+    not conditional.
+    """
 
     @abstractmethod
     def create_run(self, run_id: str, input_payload: Any) -> None:
@@ -69,9 +98,16 @@ class RunStore(ABC):
         (``run.completed``, ``run.failed`` or ``run.paused``) together; the desk calls this.
 
         The built-in stores write both in one transaction, so no reader and no crash sees a
-        run ended without its end event, or the event without the record. This default (for
-        custom stores) calls :meth:`update_run`, then :meth:`add_event`.
+        run ended without its end event, or the event without the record; and only if the
+        record is ``running`` or ``paused`` (else :class:`RunNotRunningError`, nothing
+        stored; ``KeyError`` for an unknown run). This default (for custom stores) checks
+        the record, then calls :meth:`update_run`, then :meth:`add_event` (not atomic).
         """
+        record = self.get_run(run_id)
+        if record is None:
+            raise KeyError(f"unknown run {run_id!r}")
+        if record.status not in ENDABLE:
+            raise RunNotRunningError(run_id)
         self.update_run(run_id, status, output, output_json, state)
         self.add_event(end_event)
 
@@ -81,7 +117,12 @@ class RunStore(ABC):
 
     @abstractmethod
     def add_event(self, event: Event) -> None:
-        """Append an event to its run's log."""
+        """Append an event to its run's log (while the run is ``running``: see the class).
+
+        Raises:
+            RunNotRunningError: the run is not running (or this store found so while
+                committing an earlier event of it later): nothing was stored.
+        """
 
     @abstractmethod
     def get_events(self, run_id: str) -> list[Event]:

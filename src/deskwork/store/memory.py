@@ -13,15 +13,16 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.core._model import trusted
-from deskwork.core.event import Event
+from deskwork.core.event import END_EVENT_BY_STATUS, Event
 from deskwork.core.message import Message
 from deskwork.core.pending import PendingAction
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.core.types import RunStatus
+from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
 from deskwork.store._owner import current_owner
-from deskwork.store.base import RunStore
+from deskwork.store.base import ENDABLE, RunStore
 from deskwork.utils import model_json, utc_now
 
 __all__ = ["InMemoryRunStore"]
@@ -163,6 +164,12 @@ def _listed(item: RunRecord | _Finished) -> RunRecord:
     return item.model_copy(update={"state": None})
 
 
+def _status(item: RunRecord | _Finished | None) -> str | None:
+    if item is None:
+        return None
+    return item[1] if isinstance(item, tuple) else item.status
+
+
 def _updated_at(item: RunRecord | _Finished) -> datetime:
     return item[6] if isinstance(item, tuple) else item.updated_at
 
@@ -224,6 +231,8 @@ class InMemoryRunStore(RunStore):
         self._finished: dict[str, None] = {}
         """The finished runs, in the order they were last updated: the first are dropped."""
         self._events: dict[str, list[_StoredEvent] | tuple[_StoredEvent, ...]] = {}
+        """Each run's events: a list only while the run is ``running`` (add_event appends
+        to it without looking at the record), else a tuple."""
         self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.RLock()  # re-entrant: reserve_run calls create_run
 
@@ -294,6 +303,9 @@ class InMemoryRunStore(RunStore):
                 self._finished[run_id] = None  # the newest finished run
             else:
                 self._runs[run_id] = record
+            events = self._events.get(run_id)
+            if status != "running" and type(events) is list:  # it takes no more events
+                self._events[run_id] = tuple(events)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._lock:
@@ -321,6 +333,9 @@ class InMemoryRunStore(RunStore):
     ) -> None:
         stored = _stored_event(end_event)  # a refused event leaves the record as it was
         with self._lock:  # a reader sees both or neither
+            item = self._runs.get(run_id)
+            if item is not None and _status(item) not in ENDABLE:  # (unknown: KeyError)
+                raise RunNotRunningError(run_id)
             self.update_run(run_id, status, output, output_json, state)
             # the run's events as one tuple of tuples: none of it tracked by the collector
             self._events[run_id] = (*self._events.get(run_id, ()), stored)
@@ -330,10 +345,16 @@ class InMemoryRunStore(RunStore):
         run_id = event.run_id
         with self._lock:
             events = self._events.get(run_id)
-            if type(events) is list:
+            if type(events) is list:  # the run is running
                 events.append(stored)
-            else:  # the run's first event, or one after its end event
+                return
+            status = _status(self._runs.get(run_id))
+            if status in (None, "running"):  # its first event, or its first since resumed
                 self._events[run_id] = [*(events or ()), stored]
+            elif END_EVENT_BY_STATUS.get(status) == event.type:
+                self._events[run_id] = (*(events or ()), stored)  # the end it lacked
+            else:
+                raise RunNotRunningError(run_id)
 
     def get_events(self, run_id: str) -> list[Event]:
         with self._lock:

@@ -41,11 +41,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deskwork._extras import require
-from deskwork.core.event import RUN_END_EVENTS, Event
+from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event
 from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
-from deskwork.exceptions import ConfigurationError
+from deskwork.exceptions import ConfigurationError, RunNotRunningError
 from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._decoding import decoding
 from deskwork.store._errors import StoreError
@@ -251,10 +251,16 @@ SESSION_SCHEMA_VERSION = len(_SESSION_MIGRATIONS)
 _RUN_COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
-_INSERT_EVENT = (
+_INSERT_EVENT = (  # not if its run is there but not running (nor of the status it may also
+    # find: RunStore); the run's row locked FOR SHARE, so an end stored meanwhile by another
+    # transaction (a cancel) comes wholly before this event or wholly after it
     "INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
-    " VALUES (%s, %s, %s, %s, %s, %s)"
+    " SELECT %s, %s, %s, %s, %s, %s FROM (SELECT 1) AS one LEFT JOIN (SELECT status"
+    " FROM deskwork_runs WHERE run_id = %s FOR SHARE) AS run ON true"
+    " WHERE run.status IS NULL OR run.status IN ('running', %s)"
 )
+_IF_ENDABLE = " AND status IN ('running', 'paused')"  # finish_run's condition (RunStore)
+_STATUS_BY_END: dict[str, str] = {end: status for status, end in END_EVENT_BY_STATUS.items()}
 _UPSERT_RUN = (
     "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (%s, 'running', %s, %s, %s, %s, %s)"
@@ -323,6 +329,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._pending_lock = threading.Lock()  # guards the three above; never held on I/O
         self._commit_lock = threading.RLock()  # one commit at a time, so in order
         self._writer: ThreadPoolExecutor | None = None
+        self._refused_runs: set[str] = set()  # runs whose events a commit refused (not running)
         super().__init__(url)
 
     @contextmanager
@@ -337,6 +344,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             with self._pending_lock:
                 rows, blobs = self._pending, self._pending_blobs
                 self._pending, self._pending_blobs = [], {}
+            inserts: list[tuple[Any, list[_Write]]] = []
             try:
                 in_transaction = rows or atomic
                 with (
@@ -344,7 +352,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
                 ) as conn:
                     if rows:
                         self._put_blobs(conn, blobs)  # before the rows that refer to them
-                        _execute_in_order(conn, rows)
+                        inserts = _execute_in_order(conn, rows)
                     yield conn
             except Exception as exc:
                 if rows and _refused(exc):
@@ -355,6 +363,27 @@ class PostgresRunStore(_PostgresStore, RunStore):
             except BaseException:
                 self._keep(rows, blobs)
                 raise
+            if any(cursor.rowcount < len(group) for cursor, group in inserts):
+                self._note_refused([params for _, group in inserts for _, params in group])
+
+    def _note_refused(self, rows: list[tuple[Any, ...]]) -> None:
+        """Remember the runs of event ``rows`` that the commit refused (rare: then read)."""
+        allowed = {(row[1], row[7]) for row in rows}
+        found = dict(
+            self._fetch(
+                "SELECT run_id, status FROM deskwork_runs WHERE run_id = ANY(%s)",
+                ([run_id for run_id, _ in allowed],),
+            )
+        )
+        for run_id, also in allowed:
+            if found.get(run_id, "running") not in ("running", also):
+                self._refused_runs.add(run_id)
+
+    def _raise_if_refused(self, run_id: str) -> None:
+        """Raise if a commit refused events of ``run_id`` (once: the desk stops the run)."""
+        if run_id in self._refused_runs:
+            self._refused_runs.discard(run_id)
+            raise RunNotRunningError(run_id)
 
     def _keep(self, rows: list[_Write], blobs: dict[str, str]) -> None:
         """Put writes back in front of the pending ones, in order, for the next commit."""
@@ -531,12 +560,17 @@ class PostgresRunStore(_PostgresStore, RunStore):
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         event = _event_row(end_event, blobs)
+        if self._refused_runs:
+            self._raise_if_refused(run_id)
         with self._write(atomic=True, piped=True) as conn:  # one round trip
             self._put_blobs(conn, blobs)
             # the end event is inserted only if the record was updated (one statement)
-            cursor = conn.execute(_FINISH_RUN.format(update=sql), (*params, *event))
-        if cursor.rowcount == 0:  # no such run: nothing of it stored
-            raise KeyError(f"unknown run {run_id!r}")
+            update = _FINISH_RUN.format(update=sql + _IF_ENDABLE)
+            cursor = conn.execute(update, (*params, *event))
+        if cursor.rowcount == 0:  # nothing of it stored: no such run, or not running
+            if not self._rows("SELECT 1 FROM deskwork_runs WHERE run_id=%s", (run_id,)):
+                raise KeyError(f"unknown run {run_id!r}")
+            raise RunNotRunningError(run_id)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
@@ -575,11 +609,18 @@ class PostgresRunStore(_PostgresStore, RunStore):
 
     def add_event(self, event: Event) -> None:
         """Store ``event``: committed now outside an event loop or when it ends a run, else
-        by the writer thread at once (see the module docstring), in order either way."""
+        by the writer thread at once (see the module docstring), in order either way;
+        only while its run is running (:class:`RunStore`; one refused in a later commit
+        makes the run's next write raise)."""
+        run_id = event.run_id
+        if self._refused_runs:
+            self._raise_if_refused(run_id)
         blobs: dict[str, str] = {}
-        self._add(
-            (_INSERT_EVENT, _event_row(event, blobs)), blobs, now=event.type in RUN_END_EVENTS
-        )
+        also = _STATUS_BY_END.get(event.type, "running")  # an end: the record may have it
+        row = (*_event_row(event, blobs), run_id, also)
+        self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
+        if self._refused_runs:  # committed now (an end, or outside a loop) and refused
+            self._raise_if_refused(run_id)
 
     def get_events(self, run_id: str) -> list[Event]:
         rows = self._rows(
@@ -810,11 +851,20 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
     )
 
 
-def _execute_in_order(conn: psycopg.Connection[Any], writes: list[_Write]) -> None:
-    """Run ``writes`` in order, each run of one statement as one ``executemany``."""
+def _execute_in_order(
+    conn: psycopg.Connection[Any], writes: list[_Write]
+) -> list[tuple[psycopg.Cursor[Any], list[_Write]]]:
+    """Run ``writes`` in order, each run of one statement as one ``executemany``; the
+    cursors of the event inserts with their writes (each one's ``rowcount``, once the
+    transaction ended, says how many it stored)."""
     start = 0
-    with conn.cursor() as cursor:
-        for end in range(1, len(writes) + 1):
-            if end == len(writes) or writes[end][0] != writes[start][0]:
-                cursor.executemany(writes[start][0], [params for _, params in writes[start:end]])
-                start = end
+    inserts: list[tuple[psycopg.Cursor[Any], list[_Write]]] = []
+    for end in range(1, len(writes) + 1):
+        if end == len(writes) or writes[end][0] != writes[start][0]:
+            group = writes[start:end]
+            cursor = conn.cursor()
+            cursor.executemany(group[0][0], [params for _, params in group])
+            if group[0][0] == _INSERT_EVENT:
+                inserts.append((cursor, group))
+            start = end
+    return inserts

@@ -39,9 +39,10 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from deskwork.core.event import RUN_END_EVENTS, Event
+from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
+from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import (
     Fetch,
     check_text,
@@ -114,9 +115,11 @@ _MIGRATIONS: list[list[str]] = [
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 _KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
-_INSERT_BATCH = (  # its seq: the last event's position, after the events stored before
+_INSERT_BATCH = (  # its seq: the last event's position, after the events stored before;
+    # not if the run is there but not running (nor of the status the batch may also find)
     "INSERT INTO event_batches (seq, run_id, events)"
-    " VALUES ((SELECT coalesce(max(seq), 0) FROM event_batches) + ?, ?, ?)"
+    " SELECT (SELECT coalesce(max(seq), 0) FROM event_batches) + ?1, ?3, ?2"
+    " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?3 AND status NOT IN ('running', ?4))"
 )
 _INSERT_RUN = (
     "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
@@ -124,8 +127,11 @@ _INSERT_RUN = (
 )
 _RESERVE_RUN = _INSERT_RUN.replace("OR REPLACE", "OR IGNORE", 1)
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
-_Item = tuple[str, str]  # a run id and one of its events, encoded (an element of a batch)
+_End = tuple[str, str, str]  # a run's end event: run id, encoded, status it may also find
 _PACKED = "\\u0000"  # in a batch's text when a payload holds a blob reference or an escape
+_Batch = tuple[int, str, str, str]  # _INSERT_BATCH's parameters
+_IF_ENDABLE = " AND status IN ('running', 'paused')"  # finish_run's condition (RunStore)
+_STATUS_BY_END: dict[str, str] = {end: status for status, end in END_EVENT_BY_STATUS.items()}
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
@@ -144,6 +150,7 @@ class SQLiteRunStore(RunStore):
         self._pending_events: dict[str, list[str]] = {}  # by run, in order, encoded
         self._pending_blobs: dict[str, str] = {}
         self._flush_failure: Exception | None = None  # a deferred commit that failed
+        self._refused_runs: set[str] = set()  # runs whose events a deferred commit refused
         self._scheduled: set[asyncio.AbstractEventLoop] = set()  # loops due to commit
         self._owner: tuple[RunOwner, str] | None = None  # current_owner() and its JSON
         try:
@@ -165,9 +172,11 @@ class SQLiteRunStore(RunStore):
         return self._db.path
 
     @contextmanager
-    def _write(self, end: _Item | None = None) -> Iterator[sqlite3.Connection]:
+    def _write(self, end: _End | None = None) -> Iterator[sqlite3.Connection]:
         """The connection in one transaction that first stores the pending run starts and
-        events, and ``end`` (a run's end event) in its run's batch after them."""
+        events, and ``end`` (a run's end event) after them: in its run's batch when it may
+        find the run ``paused`` (``finish_run``, whose update decides), else alone. The
+        runs whose events were refused (not ``running``) are in ``_refused_runs`` afterwards."""
         with self._db.lock:
             self._raise_flush_failure()
             runs, events, blobs = self._pending_runs, self._pending_events, self._pending_blobs
@@ -179,12 +188,16 @@ class SQLiteRunStore(RunStore):
                     self._put_blobs(conn, blobs)
                     if runs:
                         conn.executemany(_INSERT_RUN, runs)
+                    refused: list[str] = []
                     if events or end:
-                        conn.executemany(_INSERT_BATCH, _batches(events, end))
+                        batches = _batches(events, end)
+                        if conn.executemany(_INSERT_BATCH, batches).rowcount < len(batches):
+                            refused = _refusals(conn, batches)  # rare: look which
                     yield conn
             except BaseException:
                 self._keep_pending(runs, events, blobs)
                 raise
+            self._refused_runs.update(refused)
 
     def _keep_pending(
         self, runs: list[tuple[Any, ...]], events: dict[str, list[str]], blobs: dict[str, str]
@@ -209,6 +222,13 @@ class SQLiteRunStore(RunStore):
                 self._commit_pending()
             with self._db.locked() as conn:
                 yield conn
+
+    def _raise_if_refused(self, run_id: str) -> None:
+        """Raise if a deferred commit refused events of ``run_id`` (once: the desk stops
+        the run then)."""
+        if run_id in self._refused_runs:
+            self._refused_runs.discard(run_id)
+            raise RunNotRunningError(run_id)
 
     def _raise_flush_failure(self) -> None:
         failure, self._flush_failure = self._flush_failure, None
@@ -305,12 +325,14 @@ class SQLiteRunStore(RunStore):
         """Store the record and the end event in one transaction, with the pending events
         before them."""
         blobs: dict[str, str] = {}
-        update = _update_run(run_id, status, output, output_json, state, blobs)
-        end = (end_event.run_id, _event_item(end_event, blobs))
-        with self._write(end) as conn:
-            self._put_blobs(conn, blobs)
-            if conn.execute(*update).rowcount == 0:  # rolled back: nothing of it stored
-                raise KeyError(f"unknown run {run_id!r}")
+        sql, params = _update_run(run_id, status, output, output_json, state, blobs)
+        end = (end_event.run_id, _event_item(end_event, blobs), "paused")
+        with self._db.lock:
+            self._raise_if_refused(run_id)
+            with self._write(end) as conn:
+                self._put_blobs(conn, blobs)
+                if conn.execute(sql + _IF_ENDABLE, params).rowcount == 0:  # rolled back
+                    _raise_unended(conn, run_id)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
@@ -360,27 +382,44 @@ class SQLiteRunStore(RunStore):
 
     def add_event(self, event: Event) -> None:
         """Store ``event``: committed now outside an event loop or when it ends a run, else
-        when the loop next gets control (see the module docstring), in order either way."""
+        when the loop next gets control (see the module docstring), in order either way;
+        only while its run is running (:class:`RunStore`; one refused in a later commit
+        makes the run's next write raise)."""
         blobs: dict[str, str] = {}
         item = _event_item(event, blobs)
+        run_id = event.run_id
         with self._db.lock:
-            pending = self._pending_events.get(event.run_id)
+            if self._refused_runs:
+                self._raise_if_refused(run_id)
+            if event.type in RUN_END_EVENTS:  # committed now, in a batch of its own
+                self._pending_blobs.update(blobs)
+                self._add_end(run_id, item, _STATUS_BY_END[event.type])
+                return
+            pending = self._pending_events.get(run_id)
             if pending is None:
-                self._pending_events[event.run_id] = [item]
+                self._pending_events[run_id] = [item]
             else:
                 pending.append(item)
-            self._commit_soon(blobs, now=event.type in RUN_END_EVENTS)
+            self._commit_soon(blobs)
+            if self._refused_runs:  # committed now (outside a loop) and refused
+                self._raise_if_refused(run_id)
 
-    def _commit_soon(self, blobs: dict[str, str], *, now: bool = False) -> None:
-        """Commit what is pending now outside an event loop (or if ``now``), else when the
-        loop next gets control (call under the lock, after adding to it)."""
+    def _add_end(self, run_id: str, item: str, status: str) -> None:
+        """Store an end event added alone: while the run is running or has its status."""
+        with self._write((run_id, item, status)):
+            pass
+        self._raise_if_refused(run_id)
+
+    def _commit_soon(self, blobs: dict[str, str]) -> None:
+        """Commit what is pending now outside an event loop, else when the loop next gets
+        control (call under the lock, after adding to it)."""
         if blobs:
             self._pending_blobs.update(blobs)
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        if loop is None or now:
+        if loop is None:
             self._commit_pending()
         elif loop not in self._scheduled:
             self._scheduled.add(loop)
@@ -490,11 +529,38 @@ def _encode(values: list[Any]) -> str:
         return json.dumps(values, default=datetime.isoformat)
 
 
-def _batches(events: dict[str, list[str]], end: _Item | None) -> list[tuple[int, str, str]]:
-    """The parameters of ``_INSERT_BATCH``: one batch per run, ``end`` last in its run's."""
+def _batches(events: dict[str, list[str]], end: _End | None) -> list[_Batch]:
+    """The parameters of ``_INSERT_BATCH``: one batch per run, ``end`` last in its run's if
+    it may find its run ``paused`` (``finish_run``'s), else a batch of its own after them."""
+    alone: list[_Batch] = []
+    ending = None
     if end is not None:
-        events = {**events, end[0]: [*events.get(end[0], ()), end[1]]}
-    return [(len(items), run_id, f"[{','.join(items)}]") for run_id, items in events.items()]
+        ending, item, status = end
+        if status == "paused":
+            events = {**events, ending: [*events.get(ending, ()), item]}
+        else:
+            alone, ending = [(1, f"[{item}]", ending, status)], None
+    batches = [(len(items), f"[{','.join(items)}]", run_id,
+                "paused" if run_id == ending else "running")
+               for run_id, items in events.items()]  # fmt: skip
+    return batches + alone
+
+
+def _refusals(conn: sqlite3.Connection, batches: list[_Batch]) -> list[str]:
+    """The runs of ``batches`` that ``_INSERT_BATCH`` refused (in its transaction)."""
+    wanted = {run_id for _, _, run_id, _ in batches}
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(f"SELECT run_id, status FROM runs WHERE run_id IN ({marks})", [*wanted])
+    found = dict(rows.fetchall())
+    allowed = (None, "running")  # no record, or a running one
+    return [run_id for _, _, run_id, also in batches if found.get(run_id) not in (*allowed, also)]
+
+
+def _raise_unended(conn: sqlite3.Connection, run_id: str) -> None:
+    """Why ``finish_run`` updated no record: no such run, or one not running nor paused."""
+    if conn.execute("SELECT 1 FROM runs WHERE run_id=?", (run_id,)).fetchone() is None:
+        raise KeyError(f"unknown run {run_id!r}")
+    raise RunNotRunningError(run_id)
 
 
 def _events(run_id: str, text: str, fetch: Fetch) -> list[Event]:
