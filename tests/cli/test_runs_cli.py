@@ -119,6 +119,22 @@ def test_fail_refuses_a_run_whose_process_is_alive_unless_forced(
     assert "unknown run missing" in capsys.readouterr().err
 
 
+def test_a_paused_run_can_be_failed_with_its_end_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteRunStore(_db(tmp_path))
+    store.create_run("held", None)
+    store.update_run("held", "paused", "so far", None, None)
+    store.close()
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs", "fail", "held", "--force"]) == 0
+    store = SQLiteRunStore(_db(tmp_path))
+    record = store.get_run("held")
+    assert record is not None and (record.status, record.output) == ("failed", "so far")
+    assert [e.type for e in store.get_events("held")] == ["run.failed"]
+    store.close()
+
+
 def test_doctor_reports_a_sound_store_and_interrupted_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

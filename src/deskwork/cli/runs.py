@@ -18,7 +18,7 @@ from typing import Any
 
 from deskwork.core.event import Event, EventType
 from deskwork.core.state import RunRecord
-from deskwork.exceptions import DeskworkError
+from deskwork.exceptions import DeskworkError, RunNotRunningError
 from deskwork.store._owner import owner_alive, shown_status
 from deskwork.store._url import (
     is_postgres,
@@ -204,17 +204,21 @@ def fail_run(
             if durable is None:
                 return 1
             reason = f"ended by 'deskwork runs fail' (was {shown_status(record)})"
-            store.add_event(
-                Event(
-                    event_id=new_id(),
-                    type=EventType.RUN_FAILED,
-                    timestamp=utc_now(),
-                    run_id=run_id,
-                    source="deskwork runs fail",
-                    payload={"errors": [reason]},
-                )
+            end = Event(
+                event_id=new_id(),
+                type=EventType.RUN_FAILED,
+                timestamp=utc_now(),
+                run_id=run_id,
+                source="deskwork runs fail",
+                payload={"errors": [reason]},
             )
-            store.update_run(run_id, "failed", record.output, record.output_json, record.state)
+            try:  # the record and its end together, unless the run ended meanwhile
+                store.finish_run(
+                    run_id, "failed", record.output, record.output_json, record.state, end
+                )
+            except RunNotRunningError:
+                print(f"run {run_id} ended meanwhile; it is left as it ended", file=sys.stderr)
+                return 1
     except _NoStore:
         return 1
     print(
