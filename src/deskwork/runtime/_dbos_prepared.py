@@ -50,7 +50,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["prepare_step_statements", "resume_ids", "workflow_state"]
+__all__ = ["first_execution", "prepare_step_statements", "resume_ids", "workflow_state"]
 
 _KEY_HELPERS = ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict")
 """``SystemDatabase`` methods a sharded subclass overrides (then DBOS's statements stay)."""
@@ -75,7 +75,42 @@ def prepare_step_statements() -> None:
     for name, fast in _ONE_ROUND_TRIP.items():
         original = getattr(SystemDatabase, name)
         setattr(SystemDatabase, name, _unless_sharded(SystemDatabase, fast, original, sqlite=False))
+    SystemDatabase.init_workflow = _noting_starts(SystemDatabase.init_workflow)  # type: ignore[method-assign]
     _fewer_hops()
+
+
+_started: dict[str, str] = {}
+"""Workflows whose status row a start in this process created, by id: the creator's token
+(DBOS's ``creator_xid``), which that start's own execution owns (until it runs)."""
+
+
+def _noting_starts(init: Callable[..., Any]) -> Any:
+    """``init`` (DBOS's ``init_workflow``), noting in :data:`_started` a workflow this call
+    created to run at once (``PENDING``: not enqueued)."""
+
+    def init_workflow(
+        self: Any, status: Any, *, creator_xid: str | None, reuse_policy: Any = None
+    ) -> Any:
+        wf_status, should_execute = init(
+            self, status, creator_xid=creator_xid, reuse_policy=reuse_policy
+        )
+        if should_execute and creator_xid is not None and wf_status == "PENDING":
+            _started[status["workflow_uuid"]] = creator_xid
+        return wf_status, should_execute
+
+    init_workflow.deskwork = True  # type: ignore[attr-defined]
+    init_workflow.__wrapped__ = init.__wrapped__  # type: ignore[attr-defined]  # DBOS's own
+    return init_workflow
+
+
+def first_execution(workflow_id: str) -> bool:
+    """Whether the running workflow ``workflow_id`` is the first execution of a start made
+    in this process that created it: nothing ran under its id before (an execution after a
+    crash, a recovery or a dequeue holds another ownership token). Asked once per execution."""
+    from dbos._context import current_owner_xid
+
+    token = _started.pop(workflow_id, None)
+    return token is not None and token == current_owner_xid(workflow_id)
 
 
 def _fewer_hops() -> None:

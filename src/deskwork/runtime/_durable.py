@@ -42,7 +42,12 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
-from deskwork.runtime._dbos_prepared import prepare_step_statements, resume_ids, workflow_state
+from deskwork.runtime._dbos_prepared import (
+    first_execution,
+    prepare_step_statements,
+    resume_ids,
+    workflow_state,
+)
 from deskwork.runtime._dbos_queue import (
     poll_when_runs_end,
     prepare_claim_statements,
@@ -120,6 +125,9 @@ _live_reports: dict[str, Report] = {}
 
 async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     run_id: str = request["run_id"]
+    resuming = request.get("mode") == "resume"
+    # a run this process has just started has no record yet: no read (_dbos_prepared)
+    fresh = first_execution(request.get("workflow_id", run_id)) and not resuming
     desk, root = _engine().find(request["runner_type"], request["runner_name"])
     runner = member_of(root, request)  # a fanned-out member: below the root (_durable_fanout)
     if desk is None or runner is None:
@@ -127,8 +135,7 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
             f"run {run_id}: {request['runner_type']} {request['runner_name']!r} is not"
             " registered on a durable desk of this process"
         )
-    record = desk.run_store.get_run(run_id)
-    resuming = request.get("mode") == "resume"
+    record = None if fresh else desk.run_store.get_run(run_id)
     if record is not None and record.status != "running" and not resuming:
         _announce_end(desk, run_id, record.status, runner.name)
         report = _report_from_store(desk, run_id)  # it ended before DBOS recorded the end
@@ -864,13 +871,20 @@ def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
 
 
 def _end_run(desk: Desk, run_id: str, message: str) -> Report:
-    """End ``run_id`` ``failed`` with ``message`` unless it has ended already; its report."""
+    """End ``run_id`` ``failed`` with ``message`` unless it has ended already; its report.
+
+    The end goes the desk's end path: one conditional write of the record with its event
+    (``RunStore.finish_run``), so a run that ends between the read here and that write, in
+    this process or another, keeps its own end (the emitter refuses this one)."""
     record = desk.run_store.get_run(run_id)
     if record is None:
         desk.run_store.begin_run(run_id, None)
     if record is None or record.status == "running":
-        desk._emitter(run_id, [], None)(EventType.RUN_FAILED, "desk", {"errors": [message]})
-        desk.run_store.update_run(run_id, "failed", None, None, None)
+        from deskwork.runtime.desk import _RunEnd
+
+        end = _RunEnd(run_id, "failed", None, None, None)
+        with contextlib.suppress(asyncio.CancelledError):  # it ended meanwhile: that end stands
+            desk._store_end(desk._emitter(run_id, [], None), "desk", end, {"errors": [message]})
     report = _report_from_store(desk, run_id)
     if not report.errors:
         report.errors = [message]
@@ -1039,7 +1053,8 @@ def _mark_unrecoverable(
         )
     _log.warning("durable run %s cannot be recovered: %s", run_id, reason)
     events = desk.run_store.get_events(run_id)
-    if desk.run_store.get_run(run_id) is None:
+    record = desk.run_store.get_run(run_id)
+    if record is None or record.status != "running":  # ended before DBOS recorded it
         return
     if events and events[-1].type == RUN_UNRECOVERABLE:
         return
