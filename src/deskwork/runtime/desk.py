@@ -523,7 +523,7 @@ class Desk:
         failed = _failed(config.run_id, [*report.errors, error])
         end = _RunEnd(config.run_id, "failed", None, None, None)
         with contextlib.suppress(Exception):  # best effort: the store may be unusable
-            self._store_end(config, runner.name, end, {"errors": failed.errors})
+            self._store_end(config.emit, runner.name, end, {"errors": failed.errors})
         if not end.stored:  # at least the record must not stay running
             with contextlib.suppress(Exception):
                 self.run_store.update_run(config.run_id, "failed", None, None, None)
@@ -559,7 +559,7 @@ class Desk:
             state_json=stored_json,
         )
         payload = {"errors": report.errors} if report.status == "failed" else {}
-        self._store_end(config, runner.name, end, payload)
+        self._store_end(config.emit, runner.name, end, payload)
         if report.status == "paused" and state is not None:
             _remember(self._live_states, config.run_id, state)
             _remember(self._live_runners, config.run_id, runner)
@@ -571,19 +571,21 @@ class Desk:
         return report
 
     def _store_end(
-        self, config: RunConfig, source: str, end: _RunEnd, payload: dict[str, Any]
+        self, emit: EventEmitter, source: str, end: _RunEnd, payload: dict[str, Any]
     ) -> None:
-        """Emit the run's end event through ``config.emit`` (past whatever guards it: a
-        durable run's fence refuses the end of a run taken over elsewhere, and then nothing
-        of it is stored); the desk's emitter stores ``end`` with it in one
-        :meth:`RunStore.finish_run`. An emitter that stores no event (a recovered run's
-        replay of one stored before) leaves the record to be stored here alone."""
+        """Emit the run's end event through ``emit``, the run's ``config.emit`` (past
+        whatever guards it: a durable run's fence refuses the end of a run taken over
+        elsewhere, and then nothing of it is stored); the desk's emitter stores ``end`` with
+        it in one :meth:`RunStore.finish_run` (a run that ended meanwhile, here or in another
+        process, keeps its end: ``asyncio.CancelledError``). An emitter that stores no event
+        (a recovered run's replay of one stored before) leaves the record to be stored here
+        alone."""
         token = _run_end.set(end)
         # the store keeps the state's JSON text made for its redaction, not a second dump
         state, text = end.state, end.state_json
         known = KNOWN_JSON.set(None if state is None or text is None else (state, text))
         try:
-            config.emit(END_EVENT_BY_STATUS[end.status], source, payload)
+            emit(END_EVENT_BY_STATUS[end.status], source, payload)
         finally:
             KNOWN_JSON.reset(known)
             _run_end.reset(token)
