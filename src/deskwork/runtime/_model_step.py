@@ -19,11 +19,10 @@ from deskwork.adapters.base import (
     schema_adapter,
 )
 from deskwork.core.event import EventType
-from deskwork.core.message import Message
 from deskwork.core.redact import redact, redact_text
 from deskwork.core.stream_redact import TokenHoldback
 from deskwork.runtime._budget import BudgetExceededError, estimate_call_cost
-from deskwork.runtime._run import WorkerRun
+from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.context import (
     SUMMARY_ATTEMPT_LIMIT,
     compact_messages,
@@ -232,12 +231,13 @@ async def request_reply(run: WorkerRun, *, stream: bool) -> ModelResponse | Fail
 
 def append_assistant(run: WorkerRun, response: ModelResponse) -> None:
     """Record the model's reply in history and emit ``assistant.message``."""
-    message = Message(
+    blocks = response.thinking_blocks
+    message = new_message(
         role="assistant",
         content=response.content,
         reasoning_content=response.reasoning_content,
-        thinking_blocks=response.thinking_blocks,
-        tool_calls=response.tool_calls or None,
+        thinking_blocks=None if blocks is None else [dict(block) for block in blocks],
+        tool_calls=list(response.tool_calls) or None,
     )
     run.messages.append(message)
     run.tool_calls.extend(response.tool_calls)

@@ -21,7 +21,14 @@ from deskwork.tools.base import Tool
 if TYPE_CHECKING:
     from deskwork.runtime.worker import Worker
 
-__all__ = ["INSTRUCTIONS_MARKER", "MEMORY_MARKER", "WorkerRun", "build_messages", "resolve_tools"]
+__all__ = [
+    "INSTRUCTIONS_MARKER",
+    "MEMORY_MARKER",
+    "WorkerRun",
+    "build_messages",
+    "new_message",
+    "resolve_tools",
+]
 
 _STATE_FIELDS = frozenset(RunState.model_fields)
 INSTRUCTIONS_MARKER = "instructions"
@@ -106,6 +113,16 @@ class WorkerRun:
         )
 
 
+_MESSAGE_DEFAULTS = {name: None for name in Message.model_fields if name != "metadata"}
+
+
+def new_message(**named: Any) -> Message:
+    """``Message(**named)`` built without validation, for the run's own messages: ``named``
+    are values of the fields' types already (a validated reply's parts, texts), in
+    containers the message may keep."""
+    return trusted(Message, {**_MESSAGE_DEFAULTS, "metadata": {}, **named}, set(named))
+
+
 def resolve_tools(worker: Worker, job: Job) -> dict[str, Tool]:
     """The tools for this run: the worker's, or ``job.tools_override`` (last entry wins)."""
     if job.tools_override is None:
@@ -166,5 +183,9 @@ def build_messages(worker: Worker, job: Job, memory_context: Any = None) -> list
         )
     messages.extend(history)
     if job.input is not None:
-        messages.append(Message(role="user", content=_user_content(job.input)))
+        content = _user_content(job.input)
+        if type(content) is str:
+            messages.append(new_message(role="user", content=content))
+        else:  # content parts: checked (and copied) by validation
+            messages.append(Message(role="user", content=content))
     return messages

@@ -6,10 +6,9 @@ from typing import Any
 
 from deskwork._aio import gather_or_cancel
 from deskwork.core.event import EventType
-from deskwork.core.message import Message
 from deskwork.core.pending import PendingAction
 from deskwork.core.tool_call import ToolCall, ToolResult
-from deskwork.runtime._run import WorkerRun
+from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.steps import Failure, Interruption, RunAgain
 from deskwork.store._blobs import check_sizes, check_text
 from deskwork.store._errors import StoreError
@@ -160,7 +159,9 @@ def append_tool_messages(run: WorkerRun, calls: list[ToolCall]) -> None:
     for call in calls:
         result = call.result or ToolResult(error="no result")
         run.messages.append(
-            Message(role="tool", tool_call_id=call.id, name=call.name, content=result.model_text())
+            new_message(
+                role="tool", tool_call_id=call.id, name=call.name, content=result.model_text()
+            )
         )
 
 

@@ -20,6 +20,7 @@ from deskwork.utils import to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.core.state import RunState
+    from deskwork.core.types import RunStatus
     from deskwork.runtime.config import RunConfig
     from deskwork.runtime.worker import Worker
 
@@ -86,59 +87,49 @@ async def _take_turn(run: WorkerRun) -> NextStep:
 
 
 def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
-    metrics = {
+    run.metrics = {
         **run.metrics,
         "iterations": run.iteration,
         "tool_calls": run.tool_call_count,
         "tool_errors": run.metrics.get("tool_errors", 0),  # 0: a clean run
     }
-    run.metrics = metrics
-    report = trusted(Report, _report_values(run, dict(metrics)), set(_REPORT_NAMED))
     if isinstance(step, FinalOutput):
-        report.status, report.content, report.data = (
-            "completed",
-            step.content,
-            step.data,
-        )
+        report = _report(run, "completed", content=step.content, data=step.data)
         _remember(run, step)
         run.emit(EventType.WORKER_COMPLETED, {})
         return report, run.to_state("completed")
     if isinstance(step, Interruption):
-        report.status, report.pending_action = "paused", step.action
+        report = _report(run, "paused", pending_action=step.action)
         run.emit(EventType.WORKER_PAUSED, {"pending_action_type": step.action.type})
         return report, run.to_state("paused", step.action)
     error = step.error if isinstance(step, Failure) else f"unexpected step {step!r}"
-    report.status, report.errors = "failed", [error]
+    report = _report(run, "failed", errors=[error])
     run.emit(EventType.WORKER_FAILED, {"error": error})
     return report, run.to_state("failed")
 
 
-_REPORT_NAMED = (
-    "run_id",
-    "status",
-    "messages",
-    "tool_calls",
-    "metrics",
-    "reasoning_content",
-)
+_REPORT_NAMED = ("run_id", "status", "messages", "tool_calls", "metrics", "reasoning_content")
 
 
-def _report_values(run: WorkerRun, metrics: dict[str, Any]) -> dict[str, Any]:
-    """Every field of ``Report(run_id=..., status="running", messages=..., tool_calls=...,
-    metrics=..., reasoning_content=...)``, the others at their defaults."""
-    return {
+def _report(run: WorkerRun, status: RunStatus, **named: Any) -> Report:
+    """``Report(run_id=..., status=status, messages=..., tool_calls=..., metrics=...,
+    reasoning_content=..., **named)`` of the run as it is, built without validation (its
+    parts are the run's validated ones, in fresh containers)."""
+    values = {
         "run_id": run.config.run_id,
-        "status": "running",
+        "status": status,
         "pending_action": None,
         "content": None,
         "reasoning_content": _last_reasoning(run),
         "data": None,
         "messages": list(run.messages),
         "tool_calls": list(run.tool_calls),
-        "metrics": metrics,
+        "metrics": dict(run.metrics),
         "events": [],
         "errors": [],
     }
+    values.update(named)
+    return trusted(Report, values, {*_REPORT_NAMED, *named})
 
 
 def _last_reasoning(run: WorkerRun) -> str | None:
