@@ -233,3 +233,53 @@ def test_the_pool_keeps_no_loop_closed_before_its_results_were_collected() -> No
     pool.shutdown()
     gc.collect()
     assert closed() is None
+
+
+def _threads_named(prefix: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(prefix)]
+
+
+async def _until_no_threads(prefix: str, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while _threads_named(prefix) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+
+
+async def test_idle_threads_exit_and_a_later_call_starts_one_again() -> None:
+    """A pool nobody shuts down (a desk never closed) keeps no idle threads."""
+    pool = ToolThreadPool(4, name="idler", idle_seconds=0.05)
+    gate = threading.Event()
+    calls = [pool.start(lambda: gate.wait(5)) for _ in range(3)]  # three threads at once
+    assert len(_threads_named("idler-")) == 3
+    gate.set()
+    assert await asyncio.wait_for(asyncio.gather(*calls), 5) == [True, True, True]
+    await _until_no_threads("idler-")
+    assert _threads_named("idler-") == []
+    # every slot is free again: four calls run at once
+    meet = threading.Barrier(4, timeout=5)
+
+    def meet_all() -> str:
+        meet.wait()
+        return threading.current_thread().name
+
+    names = await asyncio.wait_for(asyncio.gather(*(pool.start(meet_all) for _ in range(4))), 10)
+    assert len(set(names)) == 4 and all(n.startswith("idler-") for n in names)
+    await _until_no_threads("idler-")
+    assert _threads_named("idler-") == []
+
+
+async def test_calls_that_race_a_threads_idle_exit_all_run() -> None:
+    """A call handed over just as the thread's idle wait ends is run, by it or a new one."""
+    pool = ToolThreadPool(2, name="racer", idle_seconds=0.001)
+    values: list[int] = []
+    for i in range(300):
+        values.append(await asyncio.wait_for(pool.start(lambda i=i: i), 5))
+        await asyncio.sleep(0.001 * (i % 3))  # around the idle time
+    assert values == list(range(300))
+    await _until_no_threads("racer-")
+    assert _threads_named("racer-") == []
+
+
+def test_idle_seconds_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="idle_seconds"):
+        ToolThreadPool(1, idle_seconds=0)
