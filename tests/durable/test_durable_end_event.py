@@ -6,12 +6,18 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from deskwork import Desk, Job, Worker
 from deskwork.runtime import _durable
 from deskwork.testing import ScriptedAdapter, reply
 
 
-def test_a_run_whose_record_ended_without_its_event_gets_one_end_event(tmp_path: Path) -> None:
+def test_a_run_whose_record_ended_without_its_event_gets_one_end_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the workflow runs again, not for the first time (else it knows it has no record yet)
+    monkeypatch.setattr(_durable, "first_execution", lambda _workflow_id: False)
     desk = Desk(model="m", adapter=ScriptedAdapter([reply("never asked")]),
                 storage_dir=tmp_path, durable=True)  # fmt: skip
     try:
