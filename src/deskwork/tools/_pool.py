@@ -11,6 +11,15 @@ The hand-off is kept short because every sync tool call under the async API pays
 caller awaits a plain ``asyncio.Future`` that the pool thread completes with one
 ``loop.call_soon_threadsafe`` (no ``concurrent.futures.Future``, ``wrap_future`` or executor
 layers in between, and two lock sections per call on the thread).
+
+Where its CPU goes (``bench/handoff.py``; 2-vCPU VM): with both threads on one CPU, ~30 µs per
+call, the pool's Python and the loop's two extra iterations included. With the pool thread on
+another CPU (the scheduler's choice on an idle machine) ~150 µs: each call wakes a sleeping
+thread on the other CPU twice (the pool thread, then the loop's thread through its self-pipe),
+and there each wake-up's syscall alone takes ~16-19 µs (an IPI; 1 µs on one CPU). Neither can
+go: the loop's thread must sleep while the tool runs (spinning would burn a shared core), and so
+must an idle pool thread. A wake-up sent with the GIL released (a socket per thread) spared
+three context switches a call on one CPU but no measurable CPU, so the queue stays.
 """
 
 from __future__ import annotations
