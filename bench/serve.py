@@ -1,14 +1,19 @@
 """``deskwork serve`` benchmark: event fan-out over Server-Sent Events and HTTP overhead.
 
 The server (uvicorn on 127.0.0.1, in a thread) runs in this process; the SSE clients run in
-``CLIENT_PROCESSES`` other processes (httpx, up to ``PER_PROCESS`` streams each), so they do
-not compete with the server for its GIL. Scenarios:
+``CLIENT_PROCESSES`` other processes (up to ``PER_PROCESS`` streams each), so they do not
+compete with the server for its GIL. Each stream is read by :class:`SSEReader`, an asyncio
+protocol that decodes the chunked body and parses every line and every event's JSON, as a
+browser's ``EventSource`` and a viewer's ``onmessage`` do, with little Python per event;
+``--httpx-clients`` reads them with httpx instead, as before, at about four times the
+clients' CPU per event (the tables show it), which on a machine of few cores they take
+from the server (at 50 clients, more than a core at 200 events/s). Scenarios:
 
 - events/s delivered to 1 and to 50 SSE clients following one run that emits ``EVENTS``
   events as fast as it can (each client reads every event);
 - emit → client latency (p50/p99) at ``1 / PACE`` events/s: each event carries
   ``perf_counter()`` (CLOCK_MONOTONIC, the same clock in every process) from ``config.emit``;
-  the client subtracts it from the time it read the event. The cost fan-out *adds* is the
+  the client subtracts it from the time it parsed the event. The cost fan-out *adds* is the
   50-client figure minus the 1-client figure. Each scenario runs ``REPEATS`` times; the
   tables show medians.
 - ``POST /runs?wait=true`` against ``desk.arun`` for the same one-turn scripted worker
@@ -122,10 +127,109 @@ def _desk() -> Desk:
 # -- clients: in other processes --------------------------------------------------------
 
 
-async def _stream(client: httpx.AsyncClient, run_id: str, ready: list[int]) -> dict[str, Any]:
+class SSEReader(asyncio.Protocol):
+    """One event stream read as a browser's ``EventSource`` reads it, with little Python per
+    event: the HTTP/1.1 response's chunked body is decoded, every line of the stream is
+    parsed (``data``, ``id``, ``event``, comments; CRLF, LF or CR line ends), and every
+    event's data is parsed as JSON when it is dispatched, as a viewer's ``onmessage`` does.
+    A ``bench.tick`` event's latency is taken after its JSON was parsed."""
+
+    def __init__(self, request: bytes, done: asyncio.Future[None]) -> None:
+        self.request = request
+        self.done = done
+        self.latencies: list[float] = []
+        self._raw = b""
+        self._head = True
+        self._text = ""
+        self._data: list[str] = []
+        self._type = ""
+        self.last_id = ""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        raw = self._raw + data
+        if self._head:
+            end = raw.find(b"\r\n\r\n")
+            if end < 0:
+                self._raw = raw
+                return
+            head = raw[:end].lower()
+            assert head.startswith(b"http/1.1 200") and b"transfer-encoding: chunked" in head
+            raw, self._head = raw[end + 4 :], False
+        body = []
+        while (eol := raw.find(b"\r\n")) >= 0:
+            size = int(raw[:eol], 16)
+            if len(raw) < eol + size + 4:
+                break
+            if size == 0:
+                self._finish()
+                return
+            body.append(raw[eol + 2 : eol + 2 + size])
+            raw = raw[eol + size + 4 :]
+        self._raw = raw
+        if body:
+            self._lines(b"".join(body).decode())
+
+    def _lines(self, text: str) -> None:
+        text = self._text + text
+        lines = _LINE_END.split(text)
+        self._text = lines.pop()  # the rest of the text after the last line end
+        if self._text == "" and text.endswith("\r"):
+            self._text = "\r"  # a CR whose LF may come in the next chunk
+            lines.pop()
+        for line in lines:
+            if not line:
+                self._dispatch()
+            elif line[0] != ":":
+                name, _, value = line.partition(":")
+                value = value[1:] if value[:1] == " " else value
+                if name == "data":
+                    self._data.append(value)
+                elif name == "id":
+                    self.last_id = value
+                elif name == "event":
+                    self._type = value
+
+    def _dispatch(self) -> None:
+        data, kind = self._data, self._type or "message"
+        self._data, self._type = [], ""
+        if not data:
+            return
+        parsed = json.loads("\n".join(data))
+        if kind == "message" and parsed["type"] == "bench.tick":
+            self.latencies.append(time.perf_counter() - parsed["payload"]["t"])
+
+    def _finish(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+
+_LINE_END = re.compile("\r\n|\r|\n")
+
+
+async def _read(url: str, run_id: str) -> dict[str, Any]:
+    host, port = url.removeprefix("http://").split(":")
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    request = (f"GET /runs/{run_id}/events HTTP/1.1\r\nHost: {host}:{port}\r\n"
+               "Accept: text/event-stream\r\n\r\n").encode()  # fmt: skip
+    transport, reader = await loop.create_connection(
+        lambda: SSEReader(request, done), host, int(port)
+    )
+    await done
+    transport.close()
+    return {"latencies": reader.latencies, "end": time.perf_counter()}
+
+
+async def _stream(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     latencies: list[float] = []
     async with client.stream("GET", f"/runs/{run_id}/events") as stream:
-        ready.append(1)
         async for line in stream.aiter_lines():
             if line.startswith("data: ") and '"bench.tick"' in line:
                 now = time.perf_counter()
@@ -133,31 +237,37 @@ async def _stream(client: httpx.AsyncClient, run_id: str, ready: list[int]) -> d
     return {"latencies": latencies, "end": time.perf_counter()}
 
 
-async def _streams(url: str, run_id: str, count: int) -> list[dict[str, Any]]:
+async def _streams(url: str, run_id: str, count: int, reader: str) -> list[dict[str, Any]]:
+    if reader == "raw":
+        return await asyncio.gather(*(_read(url, run_id) for _ in range(count)))
     limits = httpx.Limits(max_connections=count + 2)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-        ready: list[int] = []
-        return await asyncio.gather(*(_stream(client, run_id, ready) for _ in range(count)))
+        return await asyncio.gather(*(_stream(client, run_id) for _ in range(count)))
 
 
-def _client_process(commands: Any, results: Any, nice: int) -> None:
-    """Follow runs as told: ``(url, run_id, streams)``; answer each stream's latencies."""
+def _client_process(commands: Any, results: Any, nice: int, reader: str) -> None:
+    """Follow runs as told: ``(url, run_id, streams)``; answer each stream's latencies,
+    with the CPU time the process took (on the first stream's figures)."""
     os.nice(nice)
     while (command := commands.get()) is not None:
         url, run_id, count = command
-        results.put(asyncio.run(_streams(url, run_id, count)))
+        cpu = time.process_time()
+        streams = asyncio.run(_streams(url, run_id, count, reader))
+        streams[0]["cpu"] = time.process_time() - cpu
+        results.put(streams)
 
 
 class Clients:
     """A pool of client processes."""
 
-    def __init__(self, processes: int, nice: int = 0) -> None:
+    def __init__(self, processes: int, nice: int = 0, reader: str = "raw") -> None:
         ctx = mp.get_context("spawn")
         self.nice = nice
+        self.reader = reader
         self.results = ctx.Queue()
         self.commands = [ctx.Queue() for _ in range(processes)]
         self.procs = [
-            ctx.Process(target=_client_process, args=(q, self.results, nice), daemon=True)
+            ctx.Process(target=_client_process, args=(q, self.results, nice, reader), daemon=True)
             for q in self.commands
         ]
         for proc in self.procs:
@@ -395,6 +505,7 @@ def fan_out(
     if probe is not None:
         probe.found.append(probe.segments(log, clients))
     assert all(len(s["latencies"]) == events for s in streams), "a client missed events"
+    client_cpu = sum(s.get("cpu", 0.0) for s in streams)
     latencies = sorted(x for s in streams for x in s["latencies"])
     elapsed = max(s["end"] for s in streams) - start
     return {
@@ -402,6 +513,7 @@ def fan_out(
         "p50_ms": 1000 * _quantile(latencies, 0.5),
         "p99_ms": 1000 * _quantile(latencies, 0.99),
         "cpu_ms_per_event": 1000 * cpu / events,
+        "client_cpu_us_per_stream_event": 1e6 * client_cpu / (events * clients),
         "server_p50_ms": 1000 * _quantile(handed, 0.5),
         "server_p99_ms": 1000 * _quantile(handed, 0.99),
     }
@@ -515,24 +627,25 @@ def _measure(served: Served, pool: Clients, *, burst: bool = True) -> dict[Any, 
     return out
 
 
-def _print_fan_out(figures: dict[Any, Any], nice: int) -> None:
+def _print_fan_out(figures: dict[Any, Any], pool: Clients) -> None:
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f};"
-          f" clients in {CLIENT_PROCESSES} processes at nice {nice}; medians of {REPEATS}"
-          " runs\n")  # fmt: skip
+          f" {pool.reader} clients in {CLIENT_PROCESSES} processes at nice {pool.nice};"
+          f" medians of {REPEATS} runs\n")  # fmt: skip
     burst = ("burst", 1) in figures
     rates = f" burst: events/s delivered ({EVENTS:,} events) |" if burst else ""
     print(f"| SSE clients |{rates}"
           f" paced ({1 / PACE:.0f} events/s): p50 emit→client | p99 |"
           " p50 emit→written to the transport, last client | p99 |"
-          " server CPU per event |")  # fmt: skip
-    print("|---:|" + ("---:|" if burst else "") + "---:|---:|---:|---:|---:|")
+          " server CPU per event | client CPU per stream and event |")  # fmt: skip
+    print("|---:|" + ("---:|" if burst else "") + "---:|---:|---:|---:|---:|---:|")
     for n in (1, 50):
         p = figures[("paced", n)]
         rate = f" {figures[('burst', n)]['events_per_s']:,.0f} |" if burst else ""
         print(f"| {n} |{rate} {p['p50_ms']:.2f} ms | {p['p99_ms']:.2f} ms |"
               f" {p['server_p50_ms']:.3f} ms | {p['server_p99_ms']:.3f} ms |"
-              f" {p['cpu_ms_per_event']:.3f} ms |")  # fmt: skip
+              f" {p['cpu_ms_per_event']:.3f} ms |"
+              f" {p['client_cpu_us_per_stream_event']:.0f} µs |")  # fmt: skip
     one, fifty = figures[("paced", 1)], figures[("paced", 50)]
 
     def added(key: str) -> float:
@@ -632,7 +745,8 @@ def main(argv: list[str]) -> None:
     if "--breakdown" in argv:
         probe = Probe()
         probe.install()
-    pool = Clients(CLIENT_PROCESSES, NICE_CLIENTS if "--nice-clients" in argv else 0)
+    nice = NICE_CLIENTS if "--nice-clients" in argv else 0
+    pool = Clients(CLIENT_PROCESSES, nice, "httpx" if "--httpx-clients" in argv else "raw")
     served = Served(_desk(), tune="--untuned" not in argv)
     only_fan_out = "--fan-out" in argv
     try:
@@ -646,7 +760,7 @@ def main(argv: list[str]) -> None:
     finally:
         served.server.should_exit = True
         pool.close()
-    _print_fan_out(figures, pool.nice)
+    _print_fan_out(figures, pool)
     if only_fan_out:
         return
     print("| streams of one run, in process | writes | CPU per event (best of 5) |"
