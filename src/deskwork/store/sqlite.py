@@ -116,10 +116,14 @@ _MIGRATIONS: list[list[str]] = [
 SCHEMA_VERSION = len(_MIGRATIONS)
 _KEY_END = "\U0010ffff"  # sorts after every character a checkpoint key can hold
 _INSERT_BATCH = (  # its seq: the last event's position, after the events stored before;
-    # not if the run is there but not running (nor of the status the batch may also find)
-    "INSERT INTO event_batches (seq, run_id, events)"
-    " SELECT (SELECT coalesce(max(seq), 0) FROM event_batches) + ?1, ?3, ?2"
-    " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?3 AND status NOT IN ('running', ?4))"
+    # not if the run is there but not running (nor of the status the batch may also find):
+    # then its events are NULL, which OR IGNORE skips (the only constraint it can break, seq
+    # being new under the write lock). One VALUES row, as fast as without the condition: an
+    # INSERT ... SELECT that reads event_batches goes through a temporary table (+3 us)
+    "INSERT OR IGNORE INTO event_batches (seq, run_id, events)"
+    " VALUES ((SELECT coalesce(max(seq), 0) FROM event_batches) + ?1, ?3, CASE WHEN EXISTS"
+    " (SELECT 1 FROM runs WHERE run_id = ?3 AND status NOT IN ('running', ?4)) THEN NULL"
+    " ELSE ?2 END)"
 )
 _INSERT_RUN = (
     "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
