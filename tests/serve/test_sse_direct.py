@@ -114,7 +114,8 @@ async def test_a_middleware_of_the_users_sees_every_byte_of_a_stream(
     monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     written: list[bytes] = []
-    monkeypatch.setattr(DirectWriter, "write", lambda self, data: written.append(data))
+    for name in ("write", "write_chunk"):
+        monkeypatch.setattr(DirectWriter, name, lambda self, data: written.append(data))
     bodies: list[bytes] = []
     desk = make_desk()
     app: Any = create_app(desk, poll_interval=0.1)
@@ -182,13 +183,14 @@ async def _follow_gated_run(
 def _noted_direct_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The data of every direct write from here on (they still go out)."""
     written: list[bytes] = []
-    write = DirectWriter.write
+    for name in ("write", "write_chunk"):
+        write = getattr(DirectWriter, name)
 
-    def noted(self: DirectWriter, data: bytes) -> None:
-        written.append(data)
-        write(self, data)
+        def noted(self: DirectWriter, data: bytes, write: Any = write) -> None:
+            written.append(data)
+            write(self, data)
 
-    monkeypatch.setattr(DirectWriter, "write", noted)
+        monkeypatch.setattr(DirectWriter, name, noted)
     return written
 
 
@@ -309,3 +311,13 @@ async def test_a_stream_that_fails_to_take_an_event_is_closed_and_the_others_get
     finally:
         fine.close()
         hub.close()
+
+
+def test_an_events_chunk_is_its_frame_at_that_position_in_chunked_encoding() -> None:
+    """Streams of a run share the chunk they write; one at another position gets its own."""
+    out = Outgoing(new_event("r1", "bench.tick", "test", {"i": 1}))
+    for position in (3, 3, 4, 3):
+        chunk = out.chunk(position)
+        frame = out.frame(position)
+        assert frame.startswith(b"id: %d\n" % position)
+        assert chunk == b"%x\r\n" % len(frame) + frame + b"\r\n"

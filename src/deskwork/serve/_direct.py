@@ -32,7 +32,7 @@ from typing import Any
 
 from deskwork.serve._security import Scope
 
-__all__ = ["SERVER_SEND", "DirectWriter", "direct_writer"]
+__all__ = ["SERVER_SEND", "DirectWriter", "chunk", "direct_writer"]
 
 SERVER_SEND = "deskwork.server_send"
 """Scope key: the ``send`` the server gave the app, set when no middleware of the user's
@@ -62,7 +62,17 @@ class DirectWriter:
 
     def write(self, data: bytes) -> None:
         """Write ``data`` (not empty) as one chunk; call only right after :meth:`ready`."""
-        self._cycle.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        self._cycle.transport.write(chunk(data))
+
+    def write_chunk(self, data: bytes) -> None:
+        """Write ``data``, already made a chunk by :func:`chunk` (one made for many
+        streams); call only right after :meth:`ready`."""
+        self._cycle.transport.write(data)
+
+
+def chunk(data: bytes) -> bytes:
+    """``data`` (not empty) as one chunk of a body in chunked transfer encoding."""
+    return b"%x\r\n%b\r\n" % (len(data), data)
 
 
 def direct_writer(scope: Scope) -> DirectWriter | None:

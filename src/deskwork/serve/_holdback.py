@@ -42,6 +42,12 @@ class TokenGuard:
         self._text = TokenHoldback(holdback)
         self._held: tuple[int, Outgoing] | None = None
 
+    @property
+    def idle(self) -> bool:
+        """Whether no token event is held back (an event that is not a token then goes
+        out as it is, at its position: :meth:`feed` would return just that)."""
+        return self._held is None
+
     def feed(self, position: int, item: Outgoing) -> list[tuple[int, Outgoing]]:
         """The events ready to go out (in order) now that ``item`` arrived at ``position``."""
         if self._held is None and item.event.type != EventType.STREAM_TOKEN:

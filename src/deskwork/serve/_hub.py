@@ -5,8 +5,9 @@ that order, so a stream that subscribes here *before* reading the stored events 
 event at least once: the stored ones, then the live ones (duplicates are dropped by id).
 
 Fan-out is the hot path of a run followed by many clients, so an event is serialized once
-for all of them (:class:`Outgoing`), handed over with one call when it comes from another
-thread, and delivered to every stream in one loop: a waiting stream that can write without
+for all of them (:class:`Outgoing`: its JSON, its SSE frame and the HTTP chunk that streams
+write to their transports), handed over with one call when it comes from another thread,
+and delivered to every stream in one loop: a waiting stream that can write without
 awaiting (its ``take_now``, see :meth:`Subscription.wait`) writes the event right there,
 the others are woken by resolving one future (no task and no timer per wait: one timer, the
 hub's tick, wakes the idle streams to poll the store).
@@ -24,6 +25,7 @@ from contextvars import ContextVar
 
 from deskwork.core.event import Event
 from deskwork.event_bus import EventBus
+from deskwork.serve._direct import chunk
 
 __all__ = ["EventHub", "Outgoing", "Subscription", "TakeNow"]
 
@@ -38,13 +40,14 @@ _current_run: ContextVar[str | None] = ContextVar("deskwork_serve_current_run", 
 class Outgoing:
     """An event on its way to the streams, with its JSON made once for all of them."""
 
-    __slots__ = ("_frame", "_json", "_position", "_tokens", "event")
+    __slots__ = ("_chunk", "_frame", "_json", "_position", "_tokens", "event")
 
     def __init__(self, event: Event) -> None:
         self.event = event
         self._json: bytes | None = None
         self._position = -1
         self._frame = b""
+        self._chunk = b""
         self._tokens: dict[str, Outgoing] | None = None
 
     def with_token(self, text: str) -> Outgoing:
@@ -76,8 +79,17 @@ class Outgoing:
         if position != self._position:  # every stream of a run asks for the same position
             head = b'id: %d\ndata: {"position":%d,' % (position, position)
             self._frame = head + self.json[1:] + b"\n\n"
+            self._chunk = b""
             self._position = position
         return self._frame
+
+    def chunk(self, position: int) -> bytes:
+        """The frame at ``position`` as one chunk of a chunked HTTP/1.1 body, as streams
+        write it to their transports (:mod:`deskwork.serve._direct`): made once for all."""
+        frame = self.frame(position)
+        if not self._chunk:
+            self._chunk = chunk(frame)
+        return self._chunk
 
 
 class Subscription:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,7 +21,7 @@ from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
-from deskwork.serve._direct import DirectWriter
+from deskwork.serve._direct import DirectWriter, chunk
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import EventHub, Outgoing, Subscription
 from deskwork.serve._links import RunLinks
@@ -107,9 +106,12 @@ class _Cursor:
     the run has ended, and how long the stream has been quiet (for keep-alives). Every
     event goes through the stream's :class:`TokenGuard`, from the first one on."""
 
-    def __init__(self, after: int, keepalive_polls: int) -> None:
+    def __init__(
+        self, after: int, keepalive_polls: int, direct: DirectWriter | None = None
+    ) -> None:
         self.after = after
         self.keepalive_polls = keepalive_polls
+        self.direct = direct
         self.position = 0
         self.seen: set[str] = set()
         self.guard = TokenGuard()
@@ -136,36 +138,36 @@ class _Cursor:
                 break
         return b"".join(frames)
 
-    def live(self, item: Outgoing) -> bytes:
-        """The frames of ``item``, a live event that does not end the stream: the hub's
-        delivery asks it of every stream of the run, so without :meth:`frames`'s batch."""
+    def write_now(self, item: Outgoing) -> bool:
+        """The stream's ``take_now`` (it has a direct writer): write ``item``'s frames to
+        the connection at once (``False``: it ends the stream or the connection cannot
+        take it now; the cursor did not move). The hub's delivery calls it for every
+        stream of the run: a plain event goes out as the chunk all the streams share."""
+        direct = self.direct
+        if item.event.type in END_EVENTS or direct is None or not direct.ready():
+            return False
         self.quiet = 0
-        return self._feed(item) or b""
+        data = self._feed(item, chunked=True)
+        if data:
+            direct.write_chunk(data)
+        return True
 
-    def _feed(self, item: Outgoing) -> bytes | None:
-        """``item``'s frames (``None``: it was sent already), the cursor past it."""
-        event_id = item.event.event_id
-        if event_id in self.seen:
+    def _feed(self, item: Outgoing, *, chunked: bool = False) -> bytes | None:
+        """``item``'s frames (``None``: it was sent already), the cursor past it;
+        ``chunked``: as one chunk of the response's body (for its direct writer)."""
+        event = item.event
+        if event.event_id in self.seen:
             return None
-        self.seen.add(event_id)
+        self.seen.add(event.event_id)
         position = self.position
         self.position = position + 1
+        if self.guard.idle and event.type != EventType.STREAM_TOKEN:  # the common case
+            if position <= self.after:
+                return b""
+            return item.chunk(position) if chunked else item.frame(position)
         ready = self.guard.feed(position, item)
-        if len(ready) == 1:  # the common case: nothing held back, nothing released
-            position, out = ready[0]
-            return out.frame(position) if position > self.after else b""
-        return b"".join(out.frame(p) for p, out in ready if p > self.after)
-
-
-def _write_now(cursor: _Cursor, direct: DirectWriter, item: Outgoing) -> bool:
-    """Write ``item``'s frames through ``direct`` at once (``False``: it ends the stream
-    or the connection cannot take it now; the cursor did not move)."""
-    if item.event.type in END_EVENTS or not direct.ready():
-        return False
-    frames = cursor.live(item)
-    if frames:
-        direct.write(frames)
-    return True
+        frames = b"".join(out.frame(p) for p, out in ready if p > self.after)
+        return chunk(frames) if chunked and frames else frames
 
 
 class RunService:
@@ -343,7 +345,7 @@ class RunService:
         ``write``, in order)."""
         stored = self.desk.run_store.get_events(run_id)
         polls = max(1, round(self.keepalive / self.poll_interval))
-        cursor = _Cursor(after, polls)
+        cursor = _Cursor(after, polls, direct)
         for first in range(0, len(stored), _BATCH):
             frames = cursor.frames(
                 [Outgoing(e) for e in stored[first : first + _BATCH]], live=False
@@ -353,7 +355,7 @@ class RunService:
         if stored and stored[-1].type in END_EVENTS:
             await write(_end_frame(stored[-1]))
             return
-        take_now = None if direct is None else partial(_write_now, cursor, direct)
+        take_now = None if direct is None else cursor.write_now
         while not cursor.ended:
             if sub.ready or await sub.wait(take_now):
                 frames = cursor.frames(sub.take())
