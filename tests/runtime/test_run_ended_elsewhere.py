@@ -1,0 +1,87 @@
+"""A run whose record another process ended while it ran (``deskwork runs fail --force``,
+a second desk on the same database) stops storing, and ``desk.run`` still returns a report.
+
+Since the stores refuse a run's writes once its record is not ``running`` (f54969c), the
+desk's emitter stops such a run with ``asyncio.CancelledError``; the desk must turn that
+into a ``failed`` report, as it does every other run failure, not raise it from
+``desk.run``/``desk.arun`` (the caller's task was not cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from deskwork import Desk, Job, Worker
+from deskwork.core.event import Event, EventType
+from deskwork.store import InMemoryRunStore, RunStore, SQLiteRunStore
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+from deskwork.utils import new_id, utc_now
+
+pytestmark = pytest.mark.xfail(
+    strict=True,
+    raises=asyncio.CancelledError,
+    reason="desk.run raises the emitter's CancelledError (review: owner `cancel`, desk.py)",
+)
+
+
+def _ended_elsewhere(store: RunStore, run_id: str) -> None:
+    end = Event(
+        event_id=new_id(),
+        type=EventType.RUN_FAILED,
+        timestamp=utc_now(),
+        run_id=run_id,
+        source="deskwork runs fail",
+        payload={"errors": ["ended elsewhere"]},
+    )
+    store.finish_run(run_id, "failed", None, None, None, end)
+
+
+def _desk_and_worker(store: RunStore, other: RunStore) -> tuple[Desk, Worker, list[str]]:
+    run_ids: list[str] = []
+
+    @tool()
+    def slow_step() -> str:
+        _ended_elsewhere(other, run_ids[0])  # while this tool runs, another process ends it
+        return "done"
+
+    adapter = ScriptedAdapter([call_tool("slow_step"), reply("finished")])
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=store)
+    worker = Worker(name="w", tools=[slow_step])
+    return desk, worker, run_ids
+
+
+def _stores(kind: str, tmp_path: Path) -> tuple[RunStore, RunStore]:
+    if kind == "memory":
+        store = InMemoryRunStore()
+        return store, store
+    return SQLiteRunStore(tmp_path / "runs.db"), SQLiteRunStore(tmp_path / "runs.db")
+
+
+def _assert_kept_external_end(store: RunStore, run_id: str) -> None:
+    record = store.get_run(run_id)
+    assert record is not None and record.status == "failed"
+    types = [event.type for event in store.get_events(run_id)]
+    assert types[-1] == EventType.RUN_FAILED  # nothing stored after the other process's end
+    assert types.count(EventType.RUN_FAILED) == 1
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_desk_run_returns_a_failed_report(kind: str, tmp_path: Path) -> None:
+    store, other = _stores(kind, tmp_path)
+    desk, worker, run_ids = _desk_and_worker(store, other)
+    report = desk.run(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
+    assert report.status == "failed"
+    _assert_kept_external_end(store, report.run_id)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_desk_arun_returns_a_failed_report(kind: str, tmp_path: Path) -> None:
+    store, other = _stores(kind, tmp_path)
+    desk, worker, run_ids = _desk_and_worker(store, other)
+    report = await desk.arun(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
+    assert report.status == "failed"
+    _assert_kept_external_end(store, report.run_id)
