@@ -65,7 +65,7 @@ async def acomplete(
         AdapterContractError: the adapter returned neither a response nor a chunk stream.
     """
     calls = calls or _NO_RETRIES
-    params = {**params, "num_retries": 0}
+    params["num_retries"] = 0  # (this call's own keyword dict)
     try:
         if not calls.retries:  # one attempt: no retry loop around it
             return await _start(adapter, params)
