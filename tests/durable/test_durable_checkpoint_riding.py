@@ -51,3 +51,46 @@ def test_a_run_started_here_reads_no_record_of_itself(desk: Desk) -> None:
     assert report.run_id not in reads
     record = get_run(report.run_id)
     assert record is not None and record.status == "completed"
+
+
+def test_a_steps_checkpoint_finds_the_events_before_it_on_disk(postgres_database: str) -> None:
+    """PostgreSQL, run store and DBOS in one database: the events a run emitted before a
+    step are committed no later than the step's checkpoint (they ride its round trip), so a
+    kill -9 just after a checkpoint leaves them readable."""
+    import psycopg
+    from dbos._debug_trigger import DebugAction, DebugTriggers
+
+    desk = Desk(
+        model="m",
+        adapter=ScriptedAdapter(default=_answer),
+        database_url=postgres_database,
+        durable=True,
+    )
+    seen: list[list[str]] = []
+
+    def look() -> None:  # another connection, right after a step's checkpoint committed
+        with psycopg.connect(postgres_database) as conn:
+            rows = conn.execute(
+                "SELECT type FROM deskwork_events WHERE run_id = 'carried' ORDER BY seq"
+            ).fetchall()
+        seen.append([str(row[0]) for row in rows])
+
+    worker = Worker(name="adder", tools=[add])
+    try:
+        desk.run(worker, "warm up")
+        DebugTriggers.set_debug_trigger(
+            DebugTriggers.DEBUG_TRIGGER_STEP_COMMIT, DebugAction(callback=look)
+        )
+        try:
+            report = desk.run(worker, "add 1 and 2", run_id="carried")
+        finally:
+            DebugTriggers.clear_debug_triggers()
+        stored = desk.run_store.get_events("carried")
+    finally:
+        desk.close()
+
+    assert report.status == "completed"
+    model, tool, _ = seen  # three steps: model, tool, model
+    assert "run.started" in model
+    assert "tool.started" in tool and "tool.completed" not in tool
+    assert [e.event_id for e in stored] == [e.event_id for e in report.events]

@@ -28,6 +28,10 @@ DBOS runs each in ``engine.begin()``: BEGIN, the statements and COMMIT are separ
 trips (psycopg sends BEGIN before the first statement), seven per step. Here the read and
 the record are single statements in autocommit (one statement is one transaction).
 
+When the running workflow's run store is a PostgreSQL store on the same database with
+events pending, a step's read and record run on the store's connection instead, in the
+transaction (and round trip) that commits those events (:class:`_Carried`).
+
 A workflow's start (``init_workflow``) is one round trip on PostgreSQL too, instead of four
 (BEGIN, its status row, its input, COMMIT): DBOS's own insert and checks, with the input
 inserted in the same statement when the status row is the starting call's own
@@ -43,15 +47,18 @@ hops (its read and its record) instead of three.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
 __all__ = ["first_execution", "prepare_step_statements", "resume_ids", "workflow_state"]
 
+_T = TypeVar("_T")
 _KEY_HELPERS = ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict")
 """``SystemDatabase`` methods a sharded subclass overrides (then DBOS's statements stay)."""
 
@@ -343,6 +350,76 @@ def autocommit(sys_db: Any) -> Iterator[Any]:
         yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
 
+def _on_connection(sys_db: Any, txn: Callable[[Any], _T]) -> _T:
+    """``txn(conn)`` on an autocommit connection of DBOS's, or, when the running workflow's
+    run store has writes pending (its events), on that store's connection in the round trip
+    that commits them (:class:`_Carried`): one round trip instead of two. Should the store's
+    commit fail, on DBOS's connection as always (the writes stay pending)."""
+    store = _carrier()
+    if store is not None and store.has_pending():
+        with contextlib.suppress(_NotCarried):
+            return txn(_Carried(sys_db, store))
+    with autocommit(sys_db) as conn:
+        return txn(conn)
+
+
+def _carrier() -> Any:
+    """The run store whose pending writes the running workflow's checkpoints carry
+    (``deskwork.store.postgres.carrier``), if any."""
+    module = sys.modules.get("deskwork.store.postgres")
+    return None if module is None else module.carrier()
+
+
+class _NotCarried(Exception):
+    """The run store could not run a checkpoint statement (nothing of it committed)."""
+
+
+class _Carried:
+    """Stands in for DBOS's connection: a checkpoint statement (one of :func:`_statements`)
+    runs through a run store on the same database, in one transaction after the store's
+    pending writes, sent together (``PostgresRunStore.commit_with``). A crash leaves both or
+    neither; the events a step emitted before its checkpoint are on disk with it."""
+
+    def __init__(self, sys_db: Any, store: Any) -> None:
+        self.sys_db, self.store = sys_db, store
+
+    def execute(self, statement: Any, params: dict[str, Any]) -> _Rows:
+        compiled = _driver_sql(self.sys_db, statement)
+        values = compiled.construct_params(params)
+        for name, process in compiled._bind_processors.items():
+            values[name] = process(values[name])
+        try:
+            return _Rows(self.store.commit_with(compiled.string, values))
+        except Exception as exc:
+            raise _NotCarried(str(exc)) from exc
+
+
+class _Rows:
+    """The rows of a carried statement, read as DBOS's code reads a result."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self.rows = rows
+
+    def all(self) -> list[tuple[Any, ...]]:
+        return self.rows
+
+    fetchall = all
+
+
+def _driver_sql(sys_db: Any, statement: Any) -> Any:
+    """``statement`` compiled once for DBOS's driver (psycopg's ``%(name)s`` parameters)."""
+    cache: dict[int, Any] = _statements(sys_db).setdefault("compiled", {})
+    compiled = cache.get(id(statement))
+    if compiled is None:
+        engine = sys_db.engine  # its schema in place of DBOS's placeholder, as DBOS's engine does
+        compiled = cache[id(statement)] = statement.compile(
+            dialect=engine.dialect,
+            schema_translate_map=engine.get_execution_options().get("schema_translate_map"),
+            render_schema_translate=True,
+        )
+    return compiled
+
+
 def _check_operation_execution(
     self: Any,
     workflow_id: str,
@@ -351,9 +428,15 @@ def _check_operation_execution(
     *,
     owner_key: str | None = None,
 ) -> Any:
-    """DBOS's ``check_operation_execution``: one query, no transaction around it."""
-    with self._own_key(workflow_id, key=owner_key), autocommit(self) as conn:
-        return _check_operation_execution_txn(self, workflow_id, function_id, function_name, conn)
+    """DBOS's ``check_operation_execution``: one query, no transaction around it (or in
+    the run store's round trip: :func:`_on_connection`)."""
+    with self._own_key(workflow_id, key=owner_key):
+        return _on_connection(
+            self,
+            lambda conn: _check_operation_execution_txn(
+                self, workflow_id, function_id, function_name, conn
+            ),
+        )
 
 
 def _record_operation_result(
@@ -379,8 +462,13 @@ def _record_operation_result(
 
     @db_retry(sys_db=self)
     def record() -> None:
-        with self._own_key(workflow_id, key=owner_key), autocommit(self) as conn:
-            _record_operation_result_txn(self, result, completed_at, conn, owner_xid=owner_xid)
+        with self._own_key(workflow_id, key=owner_key):
+            _on_connection(
+                self,
+                lambda conn: _record_operation_result_txn(
+                    self, result, completed_at, conn, owner_xid=owner_xid
+                ),
+            )
         DebugTriggers.debug_trigger_point(DebugTriggers.DEBUG_TRIGGER_STEP_COMMIT)
 
     record()

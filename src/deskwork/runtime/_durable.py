@@ -59,6 +59,7 @@ from deskwork.runtime._durable_steps import (
     DurableAdapter,
     Replay,
     StepFailedError,
+    carried_events,
     in_run,
     in_workflow,
     tool_step,
@@ -142,10 +143,11 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
         return _dump(report)
     token = tool_step_hook.set(tool_step)
     try:
-        if request.get("mode") == "resume":
-            report = await _resume(desk, runner, request)
-        else:
-            report = await _run(desk, runner, request, recovered=record is not None)
+        with carried_events(desk.run_store, _engine().database_url):  # one round trip each
+            if request.get("mode") == "resume":
+                report = await _resume(desk, runner, request)
+            else:
+                report = await _run(desk, runner, request, recovered=record is not None)
     except BaseException:  # DBOS stops a cancelled or timed-out workflow at its next step
         if not _stopping.is_set():
             await _end_if_cancelled(desk, run_id, request.get("workflow_id", run_id))

@@ -17,6 +17,7 @@ import json
 import pickle
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from deskwork.core.event import Event
     from deskwork.core.tool_call import ToolCall, ToolResult
     from deskwork.runtime.config import EventEmitter
+    from deskwork.store.base import RunStore
     from deskwork.tools.base import Tool
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "Replay",
     "StepFailedError",
     "call_step",
+    "carried_events",
     "in_run",
     "in_workflow",
     "tool_step",
@@ -55,6 +58,19 @@ def in_workflow() -> bool:
     """Whether the caller is workflow code of a durable run (not inside one of its steps)."""
     ctx = get_local_dbos_context()
     return ctx is not None and ctx.is_workflow()
+
+
+def carried_events(store: RunStore, system_url: str) -> AbstractContextManager[Any]:
+    """While a durable run runs: its events ride its DBOS checkpoints (one round trip for
+    both: ``PostgresRunStore.carried``) when ``store`` is in DBOS's database
+    ``system_url``; else nothing changes."""
+    carried = getattr(store, "carried", None)
+    if carried is None or getattr(store, "database", None) is None:
+        return contextlib.nullcontext()
+    if store.database.url != system_url:  # type: ignore[attr-defined]  # PostgresRunStore
+        return contextlib.nullcontext()
+    result: AbstractContextManager[Any] = carried(in_workflow)
+    return result
 
 
 # -- the model port and the tool executor as steps ------------------------------------------

@@ -20,6 +20,14 @@ it is on disk; a crash (``kill -9``) after ``run``/``arun`` returned loses nothi
 run, and one during a run only the last events whose commit had not ended (a recovered
 durable run emits those again). Every other write is committed before its call returns.
 
+A durable run whose DBOS system tables are in the same database saves those commits'
+round trips (:meth:`PostgresRunStore.carried`): its events wait for the run's next DBOS
+checkpoint (a step's check before it runs, or its recorded result), which is sent in the
+same round trip and transaction as them (:meth:`PostgresRunStore.commit_with`), or for the
+writer thread after :data:`CARRY_SECONDS` when no checkpoint comes first; the worker's flush
+before a tool call is the tool step's own check then. So a step's checkpoint never lands
+without the events emitted before it.
+
 Use it through one URL::
 
     Desk(database_url="postgresql://user:password@host:5432/dbname")
@@ -30,11 +38,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import select
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -59,7 +68,28 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-__all__ = ["PostgresDatabase", "PostgresRunStore", "PostgresSessionStore"]
+__all__ = [
+    "CARRY_SECONDS",
+    "PostgresDatabase",
+    "PostgresRunStore",
+    "PostgresSessionStore",
+    "carrier",
+]
+
+CARRY_SECONDS = 0.1
+"""How long the events of a durable run wait for the run's next DBOS checkpoint to carry
+them (:meth:`PostgresRunStore.carried`) before the writer thread commits them anyway."""
+_carrier: contextvars.ContextVar[tuple[PostgresRunStore, Callable[[], bool]] | None] = (
+    contextvars.ContextVar("deskwork_pg_carrier", default=None)
+)
+
+
+def carrier() -> PostgresRunStore | None:
+    """The run store whose pending writes this task's DBOS checkpoints carry
+    (:meth:`PostgresRunStore.carried`), if any."""
+    carried = _carrier.get()
+    return None if carried is None else carried[0]
+
 
 _MIGRATION_LOCK = 0x6465736B776F726B  # "deskwork": serializes schema migrations
 _SCHEMA_TABLE = (
@@ -329,6 +359,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._pending_lock = threading.Lock()  # guards the three above; never held on I/O
         self._commit_lock = threading.RLock()  # one commit at a time, so in order
         self._writer: ThreadPoolExecutor | None = None
+        self._hurry = threading.Event()  # a writer job waiting for a checkpoint: commit now
         self._refused_runs: set[str] = set()  # runs whose events a commit refused (not running)
         super().__init__(url)
 
@@ -417,7 +448,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         the server has sent its error)."""
         import psycopg
 
-        self.flush()
+        self._flush()
         try:
             return self._fetch(sql, params)
         except StoreError as exc:
@@ -432,19 +463,34 @@ class PostgresRunStore(_PostgresStore, RunStore):
     def flush(self) -> None:
         """Commit the events added but not committed yet, waiting for the writer thread's
         commit in progress (reads and writes do it too; the worker does it before it runs a
-        tool)."""
+        tool). Inside :meth:`carried`, in the workflow's own code, nothing: the run's next
+        DBOS checkpoint (a tool's step starts with one) commits them."""
+        carried = _carrier.get()
+        if carried is not None and carried[0] is self and carried[1]():
+            return
+        self._flush()
+
+    def _flush(self) -> None:
         with self._commit_lock:
             if self._pending:
                 with self._write(piped=True):
                     pass
+
+    def _commit_carried(self) -> None:
+        """The writer thread's job for writes a checkpoint may carry (:meth:`carried`):
+        commit what is pending after :data:`CARRY_SECONDS`, or as soon as a write that may
+        not wait comes (a checkpoint may have taken them all by then)."""
+        self._hurry.wait(CARRY_SECONDS)
+        self._commit_pending()
 
     def _commit_pending(self) -> None:
         """The writer thread's job: commit what is pending now. A commit that fails keeps
         them pending: the next call of this store commits them, or raises why it cannot."""
         with self._pending_lock:
             self._scheduled = False
+            self._hurry.clear()
         try:
-            self.flush()
+            self._flush()
         except Exception as exc:  # said here (nobody waits on this thread) and raised later
             _log.warning(
                 "events not committed yet to the database at %s (kept, retried by the next"
@@ -455,7 +501,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
 
     def _add(self, write: _Write, blobs: dict[str, str], *, now: bool = False) -> None:
         """Commit ``write`` now outside an event loop (or if ``now``), else on the writer
-        thread at once."""
+        thread at once (inside :meth:`carried`: after :data:`CARRY_SECONDS`, unless a
+        checkpoint carried it first)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -464,28 +511,58 @@ class PostgresRunStore(_PostgresStore, RunStore):
             with self._pending_lock:
                 self._pending.append(write)
                 self._pending_blobs.update(blobs)
-            self.flush()
+            self._flush()
             return
+        carried = _carrier.get()
+        can_wait = carried is not None and carried[0] is self
         with self._pending_lock:
             self._pending.append(write)
             self._pending_blobs.update(blobs)
             if self._scheduled:
+                if not can_wait:
+                    self._hurry.set()  # a job waiting for a checkpoint commits at once
                 return
             self._scheduled = True
             if self._writer is None:
                 self._writer = ThreadPoolExecutor(1, thread_name_prefix="deskwork-pg-events")
             writer = self._writer
-        writer.submit(self._commit_pending)
+        writer.submit(self._commit_carried if can_wait else self._commit_pending)
 
     def close(self) -> None:
         if self._closed:
             return
         try:
             if self._writer is not None:
+                self._hurry.set()
                 self._writer.shutdown(wait=True)
-            self.flush()
+            self._flush()
         finally:
             super().close()
+
+    @contextmanager
+    def carried(self, when: Callable[[], bool]) -> Iterator[None]:
+        """Inside this block (a durable run's workflow, whose DBOS checkpoints go to this
+        store's database) the run's pending writes ride its next checkpoint: committed in
+        its round trip (:meth:`commit_with`), or by the writer thread after
+        :data:`CARRY_SECONDS` if no checkpoint came first; and :meth:`flush`, while
+        ``when()`` (the workflow's own code, not a step's), leaves them to that checkpoint."""
+        token = _carrier.set((self, when))
+        try:
+            yield
+        finally:
+            _carrier.reset(token)
+
+    def has_pending(self) -> bool:
+        """Whether writes wait to be committed (a hint: the writer thread may take them)."""
+        return bool(self._pending)
+
+    def commit_with(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` (a statement of another component on this database, such as
+        a DBOS checkpoint), run in one transaction after the pending writes, all sent in one
+        round trip. Raises the database's error; then nothing of ``sql`` is committed."""
+        with self._write(atomic=True, piped=True) as conn:
+            cursor = conn.execute(sql, params)
+        return cursor.fetchall() if cursor.description is not None else []
 
     def _put_blobs(self, conn: psycopg.Connection[Any], blobs: dict[str, str]) -> None:
         if blobs:
@@ -646,7 +723,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     ) -> None:
         action = "UPDATE SET value=EXCLUDED.value" if overwrite else "NOTHING"
         rows = [(thread_id, key, bytes(value)) for key, value in items]
-        self.flush()
+        self._flush()
         with self._db.transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO deskwork_checkpoints (thread_id, key, value) VALUES (%s, %s, %s)"
