@@ -37,8 +37,9 @@ def as_stored_dict(value: Any) -> Any:
 
 
 _new = object.__new__  # what ``cls.__new__`` resolves to for a model, without the lookup
-_set_dict = object.__setattr__
-# the slots every Pydantic model has, set through their descriptors (cheaper than by name)
+# the slots every Pydantic model has (``__dict__`` too), set through their descriptors
+# (cheaper than object.__setattr__ by name)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -55,7 +56,7 @@ def trusted(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     allow no extra fields. ``model_construct`` costs more than validating small models.
     """
     model = _new(cls)
-    _set_dict(model, "__dict__", values)
+    _set_dict(model, values)
     _set_fields_set(model, fields_set)
     _set_extra(model, None)
     _set_private(model, None)

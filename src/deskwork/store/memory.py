@@ -46,10 +46,12 @@ def _event_json(
 
 def _stored_event(event: Event) -> _StoredEvent:
     """``event`` as kept: its payload as JSON text (checked against the size limit)."""
-    payload = to_json(event.payload, inf_nan_mode="null")  # as Event.model_dump_json
+    v = event.__dict__  # its fields (one lookup, not six)
+    data = v["payload"]
+    payload = to_json(data, inf_nan_mode="null") if data else b"{}"  # as model_dump_json
     if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
-        check_sizes(event.payload)
-    return (event.event_id, event.type, event.timestamp, event.run_id, event.source, payload)
+        check_sizes(data)
+    return (v["event_id"], v["type"], v["timestamp"], v["run_id"], v["source"], payload)
 
 
 _FINISHED = frozenset(("completed", "failed"))
