@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
@@ -143,6 +144,23 @@ def test_pending_action_and_run_state_round_trip_through_json() -> None:
         payload={"k": [1]},
     )
     assert RunState.model_validate_json(state.model_dump_json()) == state
+
+
+@dataclass
+class _Progress:
+    step: int
+
+
+def test_run_state_takes_a_job_and_a_typed_payload_as_their_stored_dicts() -> None:
+    job = Job(input="x", metadata={"k": 1})
+    state = RunState(run_id="r", status="paused", runner_type="worker", runner_name="w",
+                     job=job, payload=_Progress(step=2))  # fmt: skip
+    assert state.job == job.to_state() and state.payload == {"step": 2}
+    read = RunState.model_validate_json(state.model_dump_json())  # a store's read
+    assert read == state and read.job == job.to_state()
+    not_a_dict = state.model_dump_json().replace('"payload":{"step":2}', '"payload":[2]')
+    with pytest.raises(ValidationError, match="payload"):
+        RunState.model_validate_json(not_a_dict)
 
 
 def test_redact_keys_and_values() -> None:

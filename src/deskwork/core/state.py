@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
 
 from deskwork.core._model import DeskworkModel, as_stored_dict
 from deskwork.core.message import Message
@@ -16,6 +17,24 @@ from deskwork.core.types import RunStatus
 __all__ = ["RunOwner", "RunRecord", "RunState"]
 
 
+class _TakesModels:
+    """A dict field that also takes a model or a typed payload from Python, as its stored
+    form (:func:`as_stored_dict`). JSON (a store's read) holds neither: it is validated as
+    the plain dict it is, without a call into Python per value."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        return core_schema.json_or_python_schema(
+            json_schema=schema,
+            python_schema=core_schema.no_info_before_validator_function(as_stored_dict, schema),
+        )
+
+
+StoredDict = Annotated[dict[str, Any], _TakesModels()]
+
+
 class RunState(DeskworkModel):
     """The full resume state of a run. ``payload`` holds runner-specific data."""
 
@@ -23,15 +42,13 @@ class RunState(DeskworkModel):
     status: RunStatus
     runner_type: str
     runner_name: str
-    job: dict[str, Any]
+    job: StoredDict
     messages: list[Message] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     pending_action: PendingAction | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
     iteration: int = 0
-    payload: dict[str, Any] = Field(default_factory=dict)
-
-    _stored_dicts = field_validator("job", "payload", mode="before")(as_stored_dict)
+    payload: StoredDict = Field(default_factory=dict)
 
 
 class RunOwner(DeskworkModel):
