@@ -552,17 +552,23 @@ class PostgresRunStore(_PostgresStore, RunStore):
         finally:
             _carrier.reset(token)
 
-    def has_pending(self) -> bool:
-        """Whether writes wait to be committed (a hint: the writer thread may take them)."""
-        return bool(self._pending)
-
     def commit_with(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """The rows of ``sql`` (a statement of another component on this database, such as
-        a DBOS checkpoint), run in one transaction after the pending writes, all sent in one
-        round trip. Raises the database's error; then nothing of ``sql`` is committed."""
-        with self._write(atomic=True, piped=True) as conn:
+        a DBOS checkpoint), run after the pending writes (one transaction, one round trip),
+        and after a commit of them in progress. With none, ``sql`` alone, in autocommit and
+        without waiting for the store's other writes. Raises the database's error; then
+        nothing of ``sql`` is committed."""
+        if self._commit_lock.acquire(blocking=False):  # no commit in progress
+            try:
+                idle = not self._pending
+            finally:
+                self._commit_lock.release()
+            if idle:
+                with self._db.connection() as conn:
+                    return _rows_of(conn.execute(sql, params))
+        with self._write(piped=True) as conn:
             cursor = conn.execute(sql, params)
-        return cursor.fetchall() if cursor.description is not None else []
+        return _rows_of(cursor)
 
     def _put_blobs(self, conn: psycopg.Connection[Any], blobs: dict[str, str]) -> None:
         if blobs:
@@ -926,6 +932,11 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
         runner=row[8],
         owner=RunOwner.model_validate_json(row[9]) if row[9] else None,
     )
+
+
+def _rows_of(cursor: psycopg.Cursor[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``cursor``'s statement; none for a statement that returns none."""
+    return cursor.fetchall() if cursor.description is not None else []
 
 
 def _execute_in_order(
