@@ -46,6 +46,7 @@ at a lower priority, closer to clients on other machines.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import math
 import multiprocessing as mp
@@ -140,6 +141,7 @@ class SSEReader(asyncio.Protocol):
         self.latencies: list[float] = []
         self._raw = b""
         self._head = True
+        self._decode = codecs.getincrementaldecoder("utf-8")().decode
         self._text = ""
         self._data: list[str] = []
         self._type = ""
@@ -159,27 +161,26 @@ class SSEReader(asyncio.Protocol):
             head = raw[:end].lower()
             assert head.startswith(b"http/1.1 200") and b"transfer-encoding: chunked" in head
             raw, self._head = raw[end + 4 :], False
-        body = []
+        body, ended = [], False
         while (eol := raw.find(b"\r\n")) >= 0:
             size = int(raw[:eol], 16)
             if len(raw) < eol + size + 4:
                 break
-            if size == 0:
-                self._finish()
-                return
+            ended = size == 0  # the last chunk: read what came before it first
             body.append(raw[eol + 2 : eol + 2 + size])
             raw = raw[eol + size + 4 :]
         self._raw = raw
         if body:
-            self._lines(b"".join(body).decode())
+            self._lines(self._decode(b"".join(body)))
+        if ended:
+            self._finish()
 
     def _lines(self, text: str) -> None:
         text = self._text + text
         lines = _LINE_END.split(text)
         self._text = lines.pop()  # the rest of the text after the last line end
-        if self._text == "" and text.endswith("\r"):
-            self._text = "\r"  # a CR whose LF may come in the next chunk
-            lines.pop()
+        if text.endswith("\r"):  # a CR whose LF may come next: its line waits for it
+            self._text = lines.pop() + "\r"
         for line in lines:
             if not line:
                 self._dispatch()
