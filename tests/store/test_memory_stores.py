@@ -102,3 +102,16 @@ def test_last_output_is_written_after_completed_runs_only() -> None:
     assert memory.read("last_output", "custom-scope") == "first answer"
     failed = desk.run(Worker(name="F"), Job(input="go"))
     assert failed.status == "failed" and memory.read("last_output", "worker:F") is None
+
+
+def test_in_memory_store_keeps_its_own_copies_of_containers() -> None:
+    memory = InMemoryMemoryStore()
+    value = {"tags": ["a"]}
+    memory.write("k", value, "s")
+    value["tags"].append("changed after the write")
+    read = memory.read("k", "s")
+    assert read == {"tags": ["a"]}
+    read["tags"].append("changed after the read")
+    assert memory.read("k", "s") == {"tags": ["a"]}
+    memory.write("t", "a text", "s")
+    assert memory.read("t", "s") == "a text" and memory.search("text", "s") == [("t", "a text")]

@@ -20,6 +20,15 @@ def _matches(query: str, key: str, value: Any) -> bool:
     return needle in key.lower() or needle in text.lower()
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def _copied(value: Any) -> Any:
+    """``copy.deepcopy(value)``, which is ``value`` itself for a text, number or ``None`` (a
+    run's last output, usually: every run writes one and reads its context)."""
+    return value if type(value) in _ATOMS else copy.deepcopy(value)
+
+
 class InMemoryMemoryStore(MemoryStore):
     """Memory in a dictionary: fast, not persisted."""
 
@@ -29,16 +38,16 @@ class InMemoryMemoryStore(MemoryStore):
 
     def write(self, key: str, value: Any, scope: str) -> None:
         with self._lock:
-            self._data.setdefault(scope, {})[key] = copy.deepcopy(value)
+            self._data.setdefault(scope, {})[key] = _copied(value)
 
     def read(self, key: str, scope: str) -> Any | None:
         with self._lock:
-            return copy.deepcopy(self._data.get(scope, {}).get(key))
+            return _copied(self._data.get(scope, {}).get(key))
 
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         with self._lock:
             items = list(self._data.get(scope, {}).items())
-        return [(k, copy.deepcopy(v)) for k, v in items if _matches(query, k, v)]
+        return [(k, _copied(v)) for k, v in items if _matches(query, k, v)]
 
     def reset(self, scope: str) -> None:
         with self._lock:
