@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 
 from deskwork import Desk, Job, Worker
-from deskwork.core.event import Event, EventType
+from deskwork.core.event import EventType, new_event
 from deskwork.store import InMemoryRunStore, RunStore, SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
-from deskwork.utils import new_id, utc_now
 
 pytestmark = pytest.mark.xfail(
     strict=True,
@@ -29,14 +28,7 @@ pytestmark = pytest.mark.xfail(
 
 
 def _ended_elsewhere(store: RunStore, run_id: str) -> None:
-    end = Event(
-        event_id=new_id(),
-        type=EventType.RUN_FAILED,
-        timestamp=utc_now(),
-        run_id=run_id,
-        source="deskwork runs fail",
-        payload={"errors": ["ended elsewhere"]},
-    )
+    end = new_event(run_id, EventType.RUN_FAILED, "deskwork runs fail", {"errors": ["gone"]})
     store.finish_run(run_id, "failed", None, None, None, end)
 
 
