@@ -197,10 +197,10 @@ def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool = False) -> dict[A
             continue
         kind = type(item)
         if kind is str:
-            out[key] = redact_text(item) if _HINT.search(item.lower()) else item
+            out[key] = redact_text(item) if _hint(item.lower()) else item
         elif kind in _SCALARS:
             out[key] = item
-        elif isinstance(item, dict | list | tuple | str):
+        elif isinstance(item, _NESTED):
             out[key] = redact(item)
         else:
             out[key] = item
@@ -211,3 +211,6 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 # matches wherever may_hold_secrets(text) is true (and a little more: "SK-", a URL without
 # "@"), so a text it does not match is certainly returned unchanged by redact_text
 _HINT = re.compile("sk-|bearer|://|" + _SECRET_KEY_WORD.pattern)
+_hint = _HINT.search
+_NESTED = (dict, list, tuple, str)
+"""What :func:`redact` walks into or scans (``str``: a subclass, an enum member's text)."""
