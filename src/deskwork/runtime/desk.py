@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -222,9 +223,7 @@ class Desk:
         self, run_id: str, *, stream: bool | None = None, emit: EventEmitter | None = None
     ) -> RunConfig:
         """A RunConfig carrying this desk's settings for ``run_id``."""
-        from deskwork.runtime.config import RunConfig  # with the first run
-
-        return RunConfig(
+        return _run_config()(
             # a durable desk's calls are DBOS steps inside its runs (a passthrough elsewhere)
             adapter=_durable().adapter_for(self.adapter) if self.durable else self.adapter,
             emit=emit or self._emitter(run_id, [], None),
@@ -739,6 +738,15 @@ def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:
 
         return GraphRunner(runner)
     return runner  # type: ignore[return-value]  # a Runner (or misuse, failing in the run)
+
+
+@cache
+def _run_config() -> type[RunConfig]:
+    """``RunConfig``, imported by the first run (once: a from-import in every run cost
+    ~1.5 us)."""
+    from deskwork.runtime.config import RunConfig
+
+    return RunConfig
 
 
 def _durable() -> Any:
