@@ -18,6 +18,7 @@ from deskwork.event_bus import EventBus
 from deskwork.serve import create_app
 from deskwork.serve._direct import SERVER_SEND, DirectWriter, direct_writer
 from deskwork.serve._hub import EventHub, Outgoing
+from deskwork.serve._service import _Cursor
 from deskwork.tools import tool
 
 pytest.importorskip("httptools")
@@ -321,3 +322,22 @@ def test_an_events_chunk_is_its_frame_at_that_position_in_chunked_encoding() -> 
         frame = out.frame(position)
         assert frame.startswith(b"id: %d\n" % position)
         assert chunk == b"%x\r\n" % len(frame) + frame + b"\r\n"
+
+
+def test_a_stream_sends_each_event_once_and_keeps_no_id_of_live_events() -> None:
+    """Stored events may come again live (the stream subscribes before it reads the store):
+    they are dropped then, and their ids forgotten; live events leave no id behind, so a
+    long run does not grow every stream's memory (nor pause the hub's delivery to resize
+    it)."""
+    events = [new_event("r1", "bench.tick", "test", {"i": i}) for i in range(6)]
+
+    def ids(frames: bytes) -> list[str]:
+        return [str(f["id"]) for f in parse_sse(frames.decode())]
+
+    cursor = _Cursor(-1, 10)
+    replay = cursor.frames([Outgoing(e) for e in events[:3]], live=False, stored=True)
+    assert ids(replay) == ["0", "1", "2"]
+    assert ids(cursor.frames([Outgoing(e) for e in events[:4]])) == ["3"]  # 0-2 came again
+    assert ids(cursor.frames([Outgoing(events[4])], stored=True)) == ["4"]  # a poll of the store
+    assert ids(cursor.frames([Outgoing(e) for e in events[4:]])) == ["5"]
+    assert not cursor.seen

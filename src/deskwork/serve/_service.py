@@ -102,9 +102,16 @@ async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None
 
 
 class _Cursor:
-    """Where a run's event stream is: the next position, the events sent (by id), whether
-    the run has ended, and how long the stream has been quiet (for keep-alives). Every
-    event goes through the stream's :class:`TokenGuard`, from the first one on."""
+    """Where a run's event stream is: the next position, the stored events sent that may
+    still come live (by id), whether the run has ended, and how long the stream has been
+    quiet (for keep-alives). Every event goes through the stream's :class:`TokenGuard`,
+    from the first one on.
+
+    Live events come in the order the store keeps them, and the store is only read from
+    the stream's position on, so a live event can only repeat one read from the store: ids
+    are kept from store reads until their live copy comes (not for every live event, which
+    for a long run followed by many clients would grow every stream's set, each resize of
+    it a pause in the hub's delivery to all of them)."""
 
     def __init__(
         self, after: int, keepalive_polls: int, direct: DirectWriter | None = None
@@ -118,17 +125,17 @@ class _Cursor:
         self.ended = False
         self.quiet = 0
 
-    def frames(self, batch: list[Outgoing], *, live: bool = True) -> bytes:
-        """The frames of the events in ``batch`` not sent yet, and the ``end`` frame after
-        the run's last event (``live``; a stored pause may have been resumed since); an
-        empty batch counts toward a keep-alive comment."""
+    def frames(self, batch: list[Outgoing], *, live: bool = True, stored: bool = False) -> bytes:
+        """The frames of the events in ``batch`` (read from the store: ``stored``) not sent
+        yet, and the ``end`` frame after the run's last event (``live``; a stored pause may
+        have been resumed since); an empty batch counts toward a keep-alive comment."""
         if not batch:
             self.quiet += 1
             return b": keepalive\n\n" if self.quiet % self.keepalive_polls == 0 else b""
         self.quiet = 0
         frames: list[bytes] = []
         for item in batch:
-            out = self._feed(item)
+            out = self._feed(item, stored=stored)
             if out is None:
                 continue
             frames.append(out)
@@ -152,13 +159,18 @@ class _Cursor:
             direct.write_chunk(data)
         return True
 
-    def _feed(self, item: Outgoing, *, chunked: bool = False) -> bytes | None:
+    def _feed(self, item: Outgoing, *, chunked: bool = False, stored: bool = False) -> bytes | None:
         """``item``'s frames (``None``: it was sent already), the cursor past it;
-        ``chunked``: as one chunk of the response's body (for its direct writer)."""
+        ``chunked``: as one chunk of the response's body (for its direct writer);
+        ``stored``: read from the store (its live copy may come later)."""
         event = item.event
-        if event.event_id in self.seen:
+        seen = self.seen
+        if seen and event.event_id in seen:
+            if not stored:
+                seen.discard(event.event_id)  # its one live copy: it cannot come again
             return None
-        self.seen.add(event.event_id)
+        if stored:
+            seen.add(event.event_id)
         position = self.position
         self.position = position + 1
         if self.guard.idle and event.type != EventType.STREAM_TOKEN:  # the common case
@@ -347,9 +359,8 @@ class RunService:
         polls = max(1, round(self.keepalive / self.poll_interval))
         cursor = _Cursor(after, polls, direct)
         for first in range(0, len(stored), _BATCH):
-            frames = cursor.frames(
-                [Outgoing(e) for e in stored[first : first + _BATCH]], live=False
-            )
+            batch = [Outgoing(e) for e in stored[first : first + _BATCH]]
+            frames = cursor.frames(batch, live=False, stored=True)
             if frames:
                 await write(frames)
         if stored and stored[-1].type in END_EVENTS:
@@ -363,7 +374,8 @@ class RunService:
                 return
             else:  # a tick without live events: the store, for runs of other processes
                 stored = self.desk.run_store.get_events(run_id)
-                frames = cursor.frames([Outgoing(e) for e in stored[cursor.position :]])
+                batch = [Outgoing(e) for e in stored[cursor.position :]]
+                frames = cursor.frames(batch, stored=True)
             if frames:
                 await write(frames)
 
