@@ -1,0 +1,51 @@
+"""A paused run whose store refused one write (an event for the paused record, from a
+runner's ``resume`` called without the desk's claim) is still resumable by the desk.
+
+Since f54969c the desk's emitter remembers every run whose write a store refused as ended
+(``Desk._ended``), paused ones too; ``desk.resume`` then claims the run (``running``), its
+``run.resumed`` is refused by that memory, and ``asyncio.CancelledError`` leaves the
+record ``running`` with nothing running it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from deskwork import Desk, Job, Worker
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=asyncio.CancelledError,
+    reason="a refused write of a paused run poisons Desk._ended (review: owner `cancel`)",
+)
+def test_a_paused_run_resumes_after_a_refused_write() -> None:
+    sent: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def send(to: str) -> str:
+        sent.append(to)
+        return f"sent to {to}"
+
+    adapter = ScriptedAdapter([call_tool("send", to="ann"), reply("finished")])
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
+    worker = Worker(name="w", tools=[send])
+    paused = desk.run(worker, Job(input="send it"))
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.state is not None
+    with pytest.raises(asyncio.CancelledError):  # the store refuses events of a paused run
+        worker.resume(desk.config(paused.run_id), record.state, True)
+    after = desk.run_store.get_run(paused.run_id)
+    assert after is not None and after.status == "paused"  # nothing of it was stored
+
+    report = desk.resume(paused, True)
+
+    assert (report.status, report.content) == ("completed", "finished")
+    assert sent == ["ann"]
+    ended = desk.run_store.get_run(paused.run_id)
+    assert ended is not None and ended.status == "completed"
