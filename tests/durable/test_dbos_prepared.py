@@ -356,3 +356,53 @@ def test_a_workflow_start_in_one_statement_answers_as_dbos_does(sys_db: Any) -> 
         assert row["name"] == base["name"] and sys_db.get_workflow_owner(workflow_id) == "c1"
         clean = {**status, "workflow_uuid": f"start-{uuid.uuid4().hex[:8]}", "name": "x"}
         assert method(sys_db, clean, creator_xid=None)[1] is True  # DBOS's own path
+
+
+def test_a_checkpoint_through_the_run_store_answers_as_dbos_does(
+    sys_db: Any, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL, inside a run store's ``carried`` (a durable run whose store is on DBOS's
+    database): the step checkpoints sent through the store (with its pending events, or
+    alone) record, refuse and read back as DBOS's own, and carry the events."""
+    import asyncio
+
+    from deskwork import Event
+    from deskwork.store.postgres import PostgresRunStore
+    from deskwork.utils import utc_now
+
+    if sys_db._is_sqlite:
+        pytest.skip("PostgreSQL only: a SQLite run store carries nothing")
+    store = PostgresRunStore(request.getfixturevalue("postgres_database"))
+    sent: list[str] = []
+    commit_with = store.commit_with
+    monkeypatch.setattr(
+        store, "commit_with", lambda sql, p: sent.append(sql) or commit_with(sql, p)
+    )
+    record = SystemDatabase.record_operation_result
+    check = SystemDatabase.check_operation_execution
+    workflow_id = _owned_workflow(sys_db, "me")
+    store.create_run("carried", None)
+    event = Event(event_id="e0", type="custom", timestamp=utc_now(), run_id="carried", source="s")
+    checks = [(workflow_id, 1, "deskwork.test.step"), (workflow_id, 3, "x"), (workflow_id, 1, "y")]
+
+    async def carried() -> tuple[list[Any], list[Any]]:
+        with store.carried(lambda: True):
+            store.add_event(event)  # pending: the first checkpoint carries it
+            fast = _record_all_ways(sys_db, record, workflow_id, 1)
+            return fast, [_outcome(check, sys_db, *args) for args in checks]
+
+    try:
+        fast, fast_checks = asyncio.run(carried())
+        own = _record_all_ways(sys_db, record.__wrapped__, workflow_id, 2)
+        assert fast == own
+        assert fast_checks == [_outcome(check.__wrapped__, sys_db, *args) for args in checks]
+        assert _outputs(sys_db, workflow_id) == [
+            (1, "out1", 100),
+            (2, "out2", 100),
+            (21, "plain", 7),
+            (22, "plain", 7),
+        ]
+        assert len(sent) == 9  # six records, three checks: all through the store
+        assert [e.event_id for e in store.get_events("carried")] == ["e0"]
+    finally:
+        store.close()
