@@ -88,6 +88,13 @@ def _end_frame(event: Event) -> bytes:
     return sse_frame({"status": event.type.removeprefix("run.")}, event="end")
 
 
+def _ended_behind(stored: list[Event], position: int) -> bool:
+    """Whether the run's stored log ends at a position the stream has passed without that
+    end: another process ended the run while this one ran it, and the stream got live
+    events of the run that the store refused after that end (their commit came later)."""
+    return bool(stored) and stored[-1].type in END_EVENTS and len(stored) <= position
+
+
 async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None:
     """Wait until ``ready()`` (the run is recorded, the pause is claimed) or ``task`` ends.
 
@@ -374,6 +381,9 @@ class RunService:
                 return
             else:  # a tick without live events: the store, for runs of other processes
                 stored = self.desk.run_store.get_events(run_id)
+                if _ended_behind(stored, cursor.position):
+                    await write(_end_frame(stored[-1]))
+                    return
                 batch = [Outgoing(e) for e in stored[cursor.position :]]
                 frames = cursor.frames(batch, stored=True)
             if frames:
