@@ -81,6 +81,7 @@ def test_a_pending_action_that_names_no_call_of_the_run_fails_clearly() -> None:
     assert state.pending_action is not None
     stale_call = state.pending_action.tool_call.model_copy(update={"id": "call-from-elsewhere"})
     stale = state.pending_action.model_copy(update={"tool_call": stale_call})
+    assert desk.run_store.claim_paused(paused.run_id)  # as desk.resume does first
     report, _ = worker.resume(
         desk.config(paused.run_id), state.model_copy(update={"pending_action": stale}), True
     )
@@ -94,6 +95,7 @@ def test_a_state_without_a_pending_action_fails_clearly() -> None:
     record = desk.run_store.get_run(paused.run_id)
     assert record is not None and record.state is not None
     state = record.state.model_copy(update={"pending_action": None})
+    assert desk.run_store.claim_paused(paused.run_id)  # as desk.resume does first
     report, _ = worker.resume(desk.config(paused.run_id), state, True)
     assert report.status == "failed"
     assert report.errors == ["run has no pending action to resume"]

@@ -78,6 +78,8 @@ def test_a_hand_built_state_resumes_a_paused_run() -> None:
     assert stored is not None and stored.state is not None
     fields = {name: getattr(stored.state, name) for name in RunState.model_fields}
     state = RunState(**{**fields, "job": job})
+    # as desk.resume does first: a store takes no events of a paused run
+    assert desk.run_store.claim_paused(paused.run_id)
     report, _ = worker.resume(desk.config(paused.run_id), state, "approve")
     assert (report.status, report.content) == ("completed", "done")
     assert report.tool_calls[0].result is not None
