@@ -1,10 +1,10 @@
 """A paused run whose store refused one write (an event for the paused record, from a
 runner's ``resume`` called without the desk's claim) is still resumable by the desk.
 
-Since f54969c the desk's emitter remembers every run whose write a store refused as ended
-(``Desk._ended``), paused ones too; ``desk.resume`` then claims the run (``running``), its
-``run.resumed`` is refused by that memory, and ``asyncio.CancelledError`` leaves the
-record ``running`` with nothing running it.
+The desk's emitter remembers every run whose write a store refused as ended
+(``Desk._ended``), paused ones too. ``desk.resume`` claims the run (``running``) before its
+``run.resumed``, which lifts that memory: were it refused, ``asyncio.CancelledError`` would
+leave the record ``running`` with nothing running it.
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=asyncio.CancelledError,
-    reason="a refused write of a paused run poisons Desk._ended (review: owner `cancel`)",
-)
 def test_a_paused_run_resumes_after_a_refused_write() -> None:
     sent: list[str] = []
 

@@ -2,29 +2,23 @@
 a second desk on the same database) stops storing, and ``desk.run`` still returns a report.
 
 Since the stores refuse a run's writes once its record is not ``running`` (f54969c), the
-desk's emitter stops such a run with ``asyncio.CancelledError``; the desk must turn that
-into a ``failed`` report, as it does every other run failure, not raise it from
-``desk.run``/``desk.arun`` (the caller's task was not cancelled).
+desk's emitter stops such a run with ``asyncio.CancelledError``; the desk turns that into
+a ``failed`` report, as it does every other run failure, and does not raise it from
+``desk.run``/``desk.arun`` (the caller's task was not cancelled). The report's events are
+the stored ones: the other process's end last, none the store refused.
 """
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
-from deskwork import Desk, Job, Worker
+from deskwork import Desk, Job, Report, Worker
 from deskwork.core.event import EventType, new_event
 from deskwork.store import InMemoryRunStore, RunStore, SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
-
-pytestmark = pytest.mark.xfail(
-    strict=True,
-    raises=asyncio.CancelledError,
-    reason="desk.run raises the emitter's CancelledError (review: owner `cancel`, desk.py)",
-)
 
 
 def _ended_elsewhere(store: RunStore, run_id: str) -> None:
@@ -53,12 +47,18 @@ def _stores(kind: str, tmp_path: Path) -> tuple[RunStore, RunStore]:
     return SQLiteRunStore(tmp_path / "runs.db"), SQLiteRunStore(tmp_path / "runs.db")
 
 
-def _assert_kept_external_end(store: RunStore, run_id: str) -> None:
-    record = store.get_run(run_id)
+def _assert_kept_external_end(store: RunStore, report: Report) -> None:
+    assert report.status == "failed"
+    assert report.errors == [f"run {report.run_id} was ended elsewhere (stored status: failed)"]
+    record = store.get_run(report.run_id)
     assert record is not None and record.status == "failed"
-    types = [event.type for event in store.get_events(run_id)]
+    stored = store.get_events(report.run_id)
+    types = [event.type for event in stored]
     assert types[-1] == EventType.RUN_FAILED  # nothing stored after the other process's end
     assert types.count(EventType.RUN_FAILED) == 1
+    # the report tells what the store holds: the other process's end, no event it refused
+    assert [e.event_id for e in report.events] == [e.event_id for e in stored]
+    assert report.events[-1].source == "deskwork runs fail"
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
@@ -66,8 +66,7 @@ def test_desk_run_returns_a_failed_report(kind: str, tmp_path: Path) -> None:
     store, other = _stores(kind, tmp_path)
     desk, worker, run_ids = _desk_and_worker(store, other)
     report = desk.run(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
-    assert report.status == "failed"
-    _assert_kept_external_end(store, report.run_id)
+    _assert_kept_external_end(store, report)
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
@@ -75,5 +74,4 @@ async def test_desk_arun_returns_a_failed_report(kind: str, tmp_path: Path) -> N
     store, other = _stores(kind, tmp_path)
     desk, worker, run_ids = _desk_and_worker(store, other)
     report = await desk.arun(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
-    assert report.status == "failed"
-    _assert_kept_external_end(store, report.run_id)
+    _assert_kept_external_end(store, report)

@@ -260,7 +260,9 @@ class Desk:
             with ending:
                 try:
                     if run_id in ended:  # a cancel ended it while it went on (a step in flight)
-                        raise RunNotRunningError(run_id)
+                        if name not in _REOPENING_EVENTS:
+                            raise RunNotRunningError(run_id)
+                        del ended[run_id]  # claimed again (resume, recovery): the store decides
                     if end is not None:
                         store.finish_run(
                             run_id, end.status, end.output, end.output_json, end.state, event
@@ -494,6 +496,8 @@ class Desk:
         try:
             report, state = await work
         except asyncio.CancelledError:
+            if self._ended_elsewhere(config.run_id):
+                return self._stored_end(config)
             cancelled = _failed(config.run_id, ["run cancelled"])
             self._store_result(runner, config, cancelled, None)
             raise
@@ -512,8 +516,35 @@ class Desk:
             parent.append({k: report.metrics[k] for k in _USAGE_KEYS if k in report.metrics})
         try:
             return self._store_result(runner, config, report, state)
+        except asyncio.CancelledError:
+            if self._ended_elsewhere(config.run_id):
+                return self._stored_end(config)
+            raise
         except Exception as exc:  # the store itself failed: still end with a failed report
             return self._store_failure(runner, config, report, exc)
+
+    def _ended_elsewhere(self, run_id: str) -> bool:
+        """Whether a ``CancelledError`` out of a run is the desk's own stop of a run whose
+        record was ended meanwhile (by another process: its store refused a write), not a
+        cancel of the caller's task (which still raises)."""
+        import asyncio
+
+        task = asyncio.current_task()
+        own_cancel = task is not None and task.cancelling() > 0
+        return not self.durable and run_id in self._ended and not own_cancel
+
+    def _stored_end(self, config: RunConfig) -> Report:
+        """The failed report of a run ended elsewhere: what its store holds (its status and
+        events; none this desk emitted after that end, nor its own end)."""
+        run_id = config.run_id
+        record = self.run_store.get_run(run_id)
+        status = "unknown" if record is None else record.status
+        report = _failed(run_id, [f"run {run_id} was ended elsewhere (stored status: {status})"])
+        report.events = self.run_store.get_events(run_id)
+        self._live_jobs.pop(run_id, None)
+        self._live_states.pop(run_id, None)
+        self._live_runners.pop(run_id, None)
+        return report
 
     def _store_failure(
         self, runner: Runner, config: RunConfig, report: Report, exc: Exception
@@ -799,6 +830,10 @@ _run_end: ContextVar[_RunEnd | None] = ContextVar("deskwork_run_end", default=No
 
 _FINAL_EVENTS = RUN_END_EVENTS - {EventType.RUN_PAUSED}
 """The end events after which a run stores nothing (a paused run goes on when resumed)."""
+
+_REOPENING_EVENTS = frozenset({EventType.RUN_RESUMED, EventType.RUN_RECOVERED})
+"""The events a run emits once its record is ``running`` again (claimed from its pause, or
+recovered after its process died): they lift the desk's memory that it ended."""
 
 
 def _with_nested(metrics: dict[str, Any], children: list[dict[str, Any]]) -> dict[str, Any]:
