@@ -56,7 +56,13 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-__all__ = ["first_execution", "prepare_step_statements", "resume_ids", "workflow_state"]
+__all__ = [
+    "RUN_WORKFLOW",
+    "first_execution",
+    "prepare_step_statements",
+    "resume_ids",
+    "workflow_state",
+]
 
 _T = TypeVar("_T")
 _KEY_HELPERS = ("_wf", "_wf_values", "_child_values", "_key_column", "_key_conflict")
@@ -87,13 +93,17 @@ def prepare_step_statements() -> None:
 
 
 _started: dict[str, str] = {}
-"""Workflows whose status row a start in this process created, by id: the creator's token
-(DBOS's ``creator_xid``), which that start's own execution owns (until it runs)."""
+"""Deskwork runs whose status row a start in this process created, by id: the creator's
+token (DBOS's ``creator_xid``), which that start's own execution owns (until it runs)."""
+RUN_WORKFLOW = "deskwork.run"
+"""The workflow of a deskwork run (``_durable.WORKFLOW_NAME``): the only one noted, as its
+execution asks :func:`first_execution` (and drops the note); another workflow's note would
+stay for the life of the process."""
 
 
 def _noting_starts(init: Callable[..., Any]) -> Any:
-    """``init`` (DBOS's ``init_workflow``), noting in :data:`_started` a workflow this call
-    created to run at once (``PENDING``: not enqueued)."""
+    """``init`` (DBOS's ``init_workflow``), noting in :data:`_started` a deskwork run this
+    call created to run at once (``PENDING``: not enqueued)."""
 
     def init_workflow(
         self: Any, status: Any, *, creator_xid: str | None, reuse_policy: Any = None
@@ -101,7 +111,8 @@ def _noting_starts(init: Callable[..., Any]) -> Any:
         wf_status, should_execute = init(
             self, status, creator_xid=creator_xid, reuse_policy=reuse_policy
         )
-        if should_execute and creator_xid is not None and wf_status == "PENDING":
+        run = wf_status == "PENDING" and status["name"] == RUN_WORKFLOW
+        if should_execute and run and creator_xid is not None:
             _started[status["workflow_uuid"]] = creator_xid
         return wf_status, should_execute
 
