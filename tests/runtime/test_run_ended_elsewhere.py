@@ -75,3 +75,26 @@ async def test_desk_arun_returns_a_failed_report(kind: str, tmp_path: Path) -> N
     desk, worker, run_ids = _desk_and_worker(store, other)
     report = await desk.arun(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
     _assert_kept_external_end(store, report)
+
+
+def test_a_durable_desk_returns_the_same_failed_report(tmp_path: Path) -> None:
+    """A durable run (a DBOS workflow) ended in its store by another process ends its
+    workflow with the same report, instead of leaving it pending for recovery."""
+    pytest.importorskip("dbos", reason="durable runs need the dbos extra")
+    run_ids: list[str] = []
+
+    @tool()
+    def slow_step() -> str:
+        _ended_elsewhere(SQLiteRunStore(tmp_path / "deskwork.db"), run_ids[0])
+        return "done"
+
+    adapter = ScriptedAdapter([call_tool("slow_step"), reply("finished")])
+    desk = Desk(model="scripted/m", adapter=adapter, storage_dir=tmp_path, durable=True)
+    try:
+        worker = Worker(name="w", tools=[slow_step])
+        report = desk.run(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
+        assert isinstance(desk.run_store, SQLiteRunStore)
+        assert desk.run_store.path == tmp_path / "deskwork.db"
+        _assert_kept_external_end(desk.run_store, report)
+    finally:
+        desk.close()

@@ -526,12 +526,14 @@ class Desk:
     def _ended_elsewhere(self, run_id: str) -> bool:
         """Whether a ``CancelledError`` out of a run is the desk's own stop of a run whose
         record was ended meanwhile (by another process: its store refused a write), not a
-        cancel of the caller's task (which still raises)."""
+        cancel of the caller's task (which still raises). A durable run's workflow then ends
+        with that report too (a DBOS cancel or this process's shutdown stops it otherwise:
+        they raise before the store, so the run is not in ``_ended``)."""
         import asyncio
 
         task = asyncio.current_task()
         own_cancel = task is not None and task.cancelling() > 0
-        return not self.durable and run_id in self._ended and not own_cancel
+        return run_id in self._ended and not own_cancel
 
     def _stored_end(self, config: RunConfig) -> Report:
         """The failed report of a run ended elsewhere: what its store holds (its status and
