@@ -98,3 +98,20 @@ def test_a_durable_desk_returns_the_same_failed_report(tmp_path: Path) -> None:
         _assert_kept_external_end(desk.run_store, report)
     finally:
         desk.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_the_report_does_not_depend_on_the_desks_bounded_memory(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The desk remembers at most LIVE_CACHE_LIMIT ended runs; a run pushed out of that
+    memory while its refusal unwinds (1,024 other runs ending meanwhile) still returns the
+    failed report instead of raising CancelledError. A limit of 0 pushes every run out at
+    once."""
+    import deskwork.runtime.desk as desk_module
+
+    monkeypatch.setattr(desk_module, "LIVE_CACHE_LIMIT", 0)
+    store, other = _stores(kind, tmp_path)
+    desk, worker, run_ids = _desk_and_worker(store, other)
+    report = desk.run(worker, Job(input="go"), on_event=lambda e: run_ids.append(e.run_id))
+    _assert_kept_external_end(store, report)

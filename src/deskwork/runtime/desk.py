@@ -38,6 +38,8 @@ from deskwork.tools._pool import DEFAULT_TOOL_THREADS
 from deskwork.utils import KNOWN_JSON, new_id, to_jsonable
 
 if TYPE_CHECKING:
+    import asyncio
+
     from langgraph.pregel import Pregel
 
     from deskwork.adapters.base import BaseModelAdapter
@@ -274,10 +276,7 @@ class Desk:
                     _remember(ended, run_id, None)
                     if name in RUN_END_EVENTS and end is None:
                         return  # the run has its one end already
-                    import asyncio  # loaded by the first run, not by importing deskwork
-
-                    stopped = f"run {run_id} has ended: it stores no more"
-                    raise asyncio.CancelledError(stopped) from None
+                    raise _run_stopped()(f"run {run_id} has ended: it stores no more") from None
                 if name in _FINAL_EVENTS:
                     _remember(ended, run_id, None)
             events.append(event)
@@ -495,8 +494,8 @@ class Desk:
         run_token = _current_run.set(config.run_id)  # ... and name it as their parent
         try:
             report, state = await work
-        except asyncio.CancelledError:
-            if self._ended_elsewhere(config.run_id):
+        except asyncio.CancelledError as exc:
+            if self._ended_elsewhere(config.run_id, exc):
                 return self._stored_end(config)
             cancelled = _failed(config.run_id, ["run cancelled"])
             self._store_result(runner, config, cancelled, None)
@@ -516,24 +515,28 @@ class Desk:
             parent.append({k: report.metrics[k] for k in _USAGE_KEYS if k in report.metrics})
         try:
             return self._store_result(runner, config, report, state)
-        except asyncio.CancelledError:
-            if self._ended_elsewhere(config.run_id):
+        except asyncio.CancelledError as exc:
+            if self._ended_elsewhere(config.run_id, exc):
                 return self._stored_end(config)
             raise
         except Exception as exc:  # the store itself failed: still end with a failed report
             return self._store_failure(runner, config, report, exc)
 
-    def _ended_elsewhere(self, run_id: str) -> bool:
+    def _ended_elsewhere(self, run_id: str, exc: BaseException) -> bool:
         """Whether a ``CancelledError`` out of a run is the desk's own stop of a run whose
         record was ended meanwhile (by another process: its store refused a write), not a
         cancel of the caller's task (which still raises). A durable run's workflow then ends
         with that report too (a DBOS cancel or this process's shutdown stops it otherwise:
-        they raise before the store, so the run is not in ``_ended``)."""
+        they raise before the store, with no stop error and the run not in ``_ended``).
+
+        The stop error itself tells it (a task awaited on the way keeps it): ``_ended`` is
+        bounded and may have dropped the run while the error unwound."""
         import asyncio
 
         task = asyncio.current_task()
-        own_cancel = task is not None and task.cancelling() > 0
-        return run_id in self._ended and not own_cancel
+        if task is not None and task.cancelling() > 0:
+            return False
+        return isinstance(exc, _run_stopped()) or run_id in self._ended
 
     def _stored_end(self, config: RunConfig) -> Report:
         """The failed report of a run ended elsewhere: what its store holds (its status and
@@ -771,6 +774,18 @@ def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:
 
         return GraphRunner(runner)
     return runner  # type: ignore[return-value]  # a Runner (or misuse, failing in the run)
+
+
+@cache
+def _run_stopped() -> type[asyncio.CancelledError]:
+    """The ``CancelledError`` by which the emitter stops a run whose store refused a write
+    (made on first use: importing deskwork loads no asyncio)."""
+    import asyncio
+
+    class RunStoppedError(asyncio.CancelledError):
+        """A run stopped by its desk: its record was ended elsewhere."""
+
+    return RunStoppedError
 
 
 @cache
