@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deskwork import Desk, Event, Job, Worker
+from deskwork import Desk, Event, Job, RunNotRunningError, Worker
 from deskwork.store import RunStore
 from deskwork.store._url import open_run_store
 from deskwork.store.postgres import PostgresRunStore
@@ -76,6 +76,30 @@ def test_a_refused_write_fails_once_and_the_store_goes_on(
         store.add_event(_event("good", source="later", n=2))
         assert [e.payload["n"] for e in store.get_events("good")] == [1, 2]
         assert store.get_events("bad") == []
+    finally:
+        store.close()
+
+
+def test_a_refused_write_still_stops_a_run_that_is_not_running(postgres_url: str) -> None:
+    """The write-by-write retry after a refused value notes, as the batch does, an event
+    not stored because its run was ended meanwhile: that run's next write raises, so its
+    desk stops it then instead of at its end."""
+    store = PostgresRunStore(postgres_url)
+    try:
+        store.create_run("bad", None)
+        store.create_run("ended", None)
+        store.finish_run("ended", "failed", None, None, None, _event("ended", source="end"))
+
+        async def step() -> None:  # one batch: a refused value and an ended run's event
+            with store._commit_lock:  # the writer thread waits until both are pending
+                store.add_event(_event("bad", source="nul\x00in a text column"))
+                store.add_event(_event("ended", source="late"))
+            await asyncio.sleep(0.3)
+            with pytest.raises(RunNotRunningError):
+                store.add_event(_event("ended", source="later"))
+
+        asyncio.run(step())
+        assert [e.source for e in store.get_events("ended")] == ["end"]
     finally:
         store.close()
 

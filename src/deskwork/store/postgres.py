@@ -424,22 +424,28 @@ class PostgresRunStore(_PostgresStore, RunStore):
 
     def _salvage(self, rows: list[_Write], blobs: dict[str, str]) -> None:
         """Commit a refused batch write by write: one value the database refuses for good is
-        dropped (and logged), so it cannot block every later write of every run."""
+        dropped (and logged), so it cannot block every later write of every run. An event
+        not stored because its run is not running is noted as the batch's would be."""
         writes: list[_Write] = [(_PUT_BLOB, item) for item in blobs.items()] + rows
-        for index, write in enumerate(writes):
-            try:
-                with self._db.transaction() as conn:
-                    conn.execute(*write)
-            except Exception as exc:
-                if not _refused(exc):  # not the value: the rest waits for the next commit
-                    self._keep(writes[index:], {})
-                    raise
-                where = redact_url(self._db.url)
-                _log.error(
-                    "the database at %s refused a write; dropped: %s",
-                    where,
-                    _reason(exc, self._db.url),
-                )
+        skipped: list[tuple[Any, ...]] = []  # event rows whose run was not running
+        try:
+            for index, write in enumerate(writes):
+                try:
+                    with self._db.transaction() as conn:
+                        if conn.execute(*write).rowcount == 0 and write[0] == _INSERT_EVENT:
+                            skipped.append(write[1])
+                except Exception as exc:
+                    if not _refused(exc):  # not the value: the rest waits for the next commit
+                        self._keep(writes[index:], {})
+                        raise
+                    _log.error(
+                        "the database at %s refused a write; dropped: %s",
+                        redact_url(self._db.url),
+                        _reason(exc, self._db.url),
+                    )
+        finally:
+            if skipped:
+                self._note_refused(skipped)
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows of a read, after the pending writes (and one being committed) are
