@@ -78,8 +78,16 @@ async def _stream_of_a_run_ended_elsewhere(path: Path) -> tuple[list[dict[str, A
 
 
 async def test_the_stream_ends_with_the_end_another_process_stored(tmp_path: Path) -> None:
-    frames, _ = await _stream_of_a_run_ended_elsewhere(tmp_path / "deskwork.db")
-    assert frames[-1]["data"] == {"status": "failed"}
+    """The client gets the stored end event itself, at its stored position, then the end:
+    it sees how (and by whom) the run ended, and can read on from the store's position."""
+    path = tmp_path / "deskwork.db"
+    frames, run_id = await _stream_of_a_run_ended_elsewhere(path)
+    stored = SQLiteRunStore(path).get_events(run_id)
+    end = frames[-2]
+    assert end["data"]["event_id"] == stored[-1].event_id
+    assert (end["data"]["type"], end["data"]["source"]) == (EventType.RUN_FAILED, "elsewhere")
+    assert int(end["id"]) == end["data"]["position"] == len(stored) - 1
+    assert frames[-1]["event"] == "end" and frames[-1]["data"] == {"status": "failed"}
 
 
 async def test_the_stream_delivers_the_refused_events_live_then_the_stored_end(
@@ -95,7 +103,7 @@ async def test_the_stream_delivers_the_refused_events_live_then_the_stored_end(
         (EventType.TOOL_STARTED, "ended_elsewhere"),
         (EventType.RUN_FAILED, "elsewhere"),
     ]
-    events = [frame["data"] for frame in frames[:-1]]
+    events = [frame["data"] for frame in frames[:-2]]  # then the stored end, the status
     kept = stored[:-1]  # everything before the other process's end
     assert [e["event_id"] for e in events[: len(kept)]] == [e.event_id for e in kept]
     assert [int(frame["id"]) for frame in frames[: len(kept)]] == list(range(len(kept)))

@@ -19,6 +19,7 @@ from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
+from deskwork.exceptions import RunNotRunningError
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._direct import DirectWriter, chunk
@@ -93,6 +94,13 @@ def _ended_behind(stored: list[Event], position: int) -> bool:
     end: another process ended the run while this one ran it, and the stream got live
     events of the run that the store refused after that end (their commit came later)."""
     return bool(stored) and stored[-1].type in END_EVENTS and len(stored) <= position
+
+
+def _stored_end_frames(stored: list[Event]) -> bytes:
+    """The stored end event at its stored position (its ``id:``), then the ``end`` frame:
+    how the run ended, for a stream whose positions ran past it (:func:`_ended_behind`)."""
+    end = stored[-1]
+    return Outgoing(end).frame(len(stored) - 1) + _end_frame(end)
 
 
 async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None:
@@ -309,9 +317,13 @@ class RunService:
             source="deskwork.serve",
             payload={"errors": errors},
         )
-        store = self.desk.run_store
-        store.add_event(event)
-        store.update_run(record.run_id, "failed", record.output, record.output_json, None)
+        try:  # the record and its end in one write (claimed: it ends unless ended meanwhile)
+            self.desk.run_store.finish_run(
+                record.run_id, "failed", record.output, record.output_json, None, event
+            )
+        except RunNotRunningError:
+            message = f"run {record.run_id} ended meanwhile; it stays as it ended"
+            raise ApiError(409, message) from None
         self.desk.event_bus.emit(event)
 
     def view(self, run_id: str) -> RunOut:
@@ -382,7 +394,7 @@ class RunService:
             else:  # a tick without live events: the store, for runs of other processes
                 stored = self.desk.run_store.get_events(run_id)
                 if _ended_behind(stored, cursor.position):
-                    await write(_end_frame(stored[-1]))
+                    await write(_stored_end_frames(stored))
                     return
                 batch = [Outgoing(e) for e in stored[cursor.position :]]
                 frames = cursor.frames(batch, stored=True)
