@@ -276,7 +276,7 @@ class Desk:
                     _remember(ended, run_id, None)
                     if name in RUN_END_EVENTS and end is None:
                         return  # the run has its one end already
-                    raise _run_stopped()(f"run {run_id} has ended: it stores no more") from None
+                    raise _run_stopped()(run_id) from None
                 if name in _FINAL_EVENTS:
                     _remember(ended, run_id, None)
             events.append(event)
@@ -536,7 +536,8 @@ class Desk:
         task = asyncio.current_task()
         if task is not None and task.cancelling() > 0:
             return False
-        return isinstance(exc, _run_stopped()) or run_id in self._ended
+        stopped = isinstance(exc, _run_stopped()) and getattr(exc, "run_id", None) == run_id
+        return stopped or run_id in self._ended
 
     def _stored_end(self, config: RunConfig) -> Report:
         """The failed report of a run ended elsewhere: what its store holds (its status and
@@ -783,7 +784,12 @@ def _run_stopped() -> type[asyncio.CancelledError]:
     import asyncio
 
     class RunStoppedError(asyncio.CancelledError):
-        """A run stopped by its desk: its record was ended elsewhere."""
+        """``run_id`` stopped by its desk: its record was ended elsewhere (a run started
+        inside it, stopped so, is told apart)."""
+
+        def __init__(self, run_id: str) -> None:
+            super().__init__(f"run {run_id} has ended: it stores no more")
+            self.run_id = run_id
 
     return RunStoppedError
 
