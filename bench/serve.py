@@ -40,7 +40,9 @@ objects frozen out of the garbage collector, a 1 ms switch interval; ``--untuned
 Python, at switch intervals of 5, 1 and 0.5 ms. On a machine with few cores, the client
 processes the server has just written to preempt its thread in the middle of the fan-out
 (``--breakdown`` shows it as time off the CPU in the delivery); ``--nice-clients`` runs them
-at a lower priority, closer to clients on other machines.
+at a lower priority, and ``--split-cores`` on a core of their own (the server keeps the
+others), both closer to clients on other machines; with every client on one core, the
+clients' own p99 then includes that core reading 50 streams in turn.
 """
 
 from __future__ import annotations
@@ -246,10 +248,14 @@ async def _streams(url: str, run_id: str, count: int, reader: str) -> list[dict[
         return await asyncio.gather(*(_stream(client, run_id) for _ in range(count)))
 
 
-def _client_process(commands: Any, results: Any, nice: int, reader: str) -> None:
+def _client_process(
+    commands: Any, results: Any, nice: int, reader: str, cpus: set[int] | None
+) -> None:
     """Follow runs as told: ``(url, run_id, streams)``; answer each stream's latencies,
     with the CPU time the process took (on the first stream's figures)."""
     os.nice(nice)
+    if cpus:
+        os.sched_setaffinity(0, cpus)
     while (command := commands.get()) is not None:
         url, run_id, count = command
         cpu = time.process_time()
@@ -261,14 +267,19 @@ def _client_process(commands: Any, results: Any, nice: int, reader: str) -> None
 class Clients:
     """A pool of client processes."""
 
-    def __init__(self, processes: int, nice: int = 0, reader: str = "raw") -> None:
+    def __init__(
+        self, processes: int, nice: int = 0, reader: str = "raw", cpus: set[int] | None = None
+    ) -> None:
         ctx = mp.get_context("spawn")
         self.nice = nice
         self.reader = reader
+        self.cpus = cpus
         self.results = ctx.Queue()
         self.commands = [ctx.Queue() for _ in range(processes)]
         self.procs = [
-            ctx.Process(target=_client_process, args=(q, self.results, nice, reader), daemon=True)
+            ctx.Process(
+                target=_client_process, args=(q, self.results, nice, reader, cpus), daemon=True
+            )
             for q in self.commands
         ]
         for proc in self.procs:
@@ -631,7 +642,8 @@ def _measure(served: Served, pool: Clients, *, burst: bool = True) -> dict[Any, 
 def _print_fan_out(figures: dict[Any, Any], pool: Clients) -> None:
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f};"
-          f" {pool.reader} clients in {CLIENT_PROCESSES} processes at nice {pool.nice};"
+          f" {pool.reader} clients in {CLIENT_PROCESSES} processes at nice {pool.nice}"
+          f"{f' on CPU {sorted(pool.cpus)}' if pool.cpus else ''};"
           f" medians of {REPEATS} runs\n")  # fmt: skip
     burst = ("burst", 1) in figures
     rates = f" burst: events/s delivered ({EVENTS:,} events) |" if burst else ""
@@ -739,6 +751,17 @@ def _print_gil() -> None:
                   f" {1000 * p50:.3f} ms | {1000 * p99:.3f} ms |")  # fmt: skip
 
 
+def _split_cores() -> set[int]:
+    """With ``--split-cores``: this process (the server) keeps every core but the last, and
+    the client processes get the last one, so the clients the server has just written to
+    cannot preempt its thread mid fan-out, as clients on other machines never do."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--split-cores needs at least 2 cores")
+    os.sched_setaffinity(0, cpus[:-1])
+    return {cpus[-1]}
+
+
 def main(argv: list[str]) -> None:
     if "--gil" in argv:
         _print_gil()
@@ -747,7 +770,9 @@ def main(argv: list[str]) -> None:
         probe = Probe()
         probe.install()
     nice = NICE_CLIENTS if "--nice-clients" in argv else 0
-    pool = Clients(CLIENT_PROCESSES, nice, "httpx" if "--httpx-clients" in argv else "raw")
+    reader = "httpx" if "--httpx-clients" in argv else "raw"
+    cpus = _split_cores() if "--split-cores" in argv else None
+    pool = Clients(CLIENT_PROCESSES, nice, reader, cpus)
     served = Served(_desk(), tune="--untuned" not in argv)
     only_fan_out = "--fan-out" in argv
     try:
