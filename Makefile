@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/core.py 15 --cpu
 	$(BIN)/python bench/graph.py
 	$(BIN)/python bench/serve.py
+	$(BIN)/python bench/serve.py --fan-out --split-cores
 	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/parallel.py
 	$(BIN)/python bench/realtime.py
