@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from deskwork.core.event import Event
+from deskwork.core.event import END_EVENT_BY_STATUS, Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import RunNotRunningError
@@ -16,6 +16,18 @@ __all__ = ["ENDABLE", "RunStore"]
 
 ENDABLE = frozenset(("running", "paused"))
 """The statuses of a run whose end :meth:`RunStore.finish_run` stores."""
+IF_ENDABLE_SQL = " AND status IN ('running', 'paused')"
+""":data:`ENDABLE` as the SQL stores' ``finish_run`` condition."""
+STATUS_BY_END: dict[str, str] = {end: status for status, end in END_EVENT_BY_STATUS.items()}
+"""A run's status by its end event's type."""
+
+
+def raise_if_refused(refused: set[str], run_id: str) -> None:
+    """Raise :class:`RunNotRunningError` if a commit refused events of ``run_id`` (noted in
+    ``refused``), once: the desk stops the run then."""
+    if run_id in refused:
+        refused.discard(run_id)
+        raise RunNotRunningError(run_id)
 
 
 class RunStore(ABC):

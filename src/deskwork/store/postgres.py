@@ -50,7 +50,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deskwork._extras import require
-from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event
+from deskwork.core.event import RUN_END_EVENTS, Event
 from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
@@ -60,7 +60,7 @@ from deskwork.store._decoding import decoding
 from deskwork.store._errors import StoreError
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url, scrub
-from deskwork.store.base import RunStore
+from deskwork.store.base import IF_ENDABLE_SQL, STATUS_BY_END, RunStore, raise_if_refused
 from deskwork.store.session import SessionRecord, SessionStore
 from deskwork.utils import new_id, to_jsonable, utc_now
 
@@ -289,8 +289,6 @@ _INSERT_EVENT = (  # not if its run is there but not running (nor of the status 
     " FROM deskwork_runs WHERE run_id = %s FOR SHARE) AS run ON true"
     " WHERE run.status IS NULL OR run.status IN ('running', %s)"
 )
-_IF_ENDABLE = " AND status IN ('running', 'paused')"  # finish_run's condition (RunStore)
-_STATUS_BY_END: dict[str, str] = {end: status for status, end in END_EVENT_BY_STATUS.items()}
 _UPSERT_RUN = (
     "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (%s, 'running', %s, %s, %s, %s, %s)"
@@ -409,12 +407,6 @@ class PostgresRunStore(_PostgresStore, RunStore):
         for run_id, also in allowed:
             if found.get(run_id, "running") not in ("running", also):
                 self._refused_runs.add(run_id)
-
-    def _raise_if_refused(self, run_id: str) -> None:
-        """Raise if a commit refused events of ``run_id`` (once: the desk stops the run)."""
-        if run_id in self._refused_runs:
-            self._refused_runs.discard(run_id)
-            raise RunNotRunningError(run_id)
 
     def _keep(self, rows: list[_Write], blobs: dict[str, str]) -> None:
         """Put writes back in front of the pending ones, in order, for the next commit."""
@@ -650,11 +642,11 @@ class PostgresRunStore(_PostgresStore, RunStore):
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         event = _event_row(end_event, blobs)
         if self._refused_runs:
-            self._raise_if_refused(run_id)
+            raise_if_refused(self._refused_runs, run_id)
         with self._write(atomic=True, piped=True) as conn:  # one round trip
             self._put_blobs(conn, blobs)
             # the end event is inserted only if the record was updated (one statement)
-            update = _FINISH_RUN.format(update=sql + _IF_ENDABLE)
+            update = _FINISH_RUN.format(update=sql + IF_ENDABLE_SQL)
             cursor = conn.execute(update, (*params, *event))
         if cursor.rowcount == 0:  # nothing of it stored: no such run, or not running
             if not self._rows("SELECT 1 FROM deskwork_runs WHERE run_id=%s", (run_id,)):
@@ -703,13 +695,13 @@ class PostgresRunStore(_PostgresStore, RunStore):
         makes the run's next write raise)."""
         run_id = event.run_id
         if self._refused_runs:
-            self._raise_if_refused(run_id)
+            raise_if_refused(self._refused_runs, run_id)
         blobs: dict[str, str] = {}
-        also = _STATUS_BY_END.get(event.type, "running")  # an end: the record may have it
+        also = STATUS_BY_END.get(event.type, "running")  # an end: the record may have it
         row = (*_event_row(event, blobs), run_id, also)
         self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
         if self._refused_runs:  # committed now (an end, or outside a loop) and refused
-            self._raise_if_refused(run_id)
+            raise_if_refused(self._refused_runs, run_id)
 
     def get_events(self, run_id: str) -> list[Event]:
         rows = self._rows(

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event
+from deskwork.core.event import RUN_END_EVENTS, Event
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import RunNotRunningError
@@ -57,7 +57,7 @@ from deskwork.store._blobs import (
 from deskwork.store._decoding import decoding
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase
-from deskwork.store.base import RunStore
+from deskwork.store.base import IF_ENDABLE_SQL, STATUS_BY_END, RunStore, raise_if_refused
 from deskwork.utils import utc_now
 
 __all__ = ["SQLiteRunStore"]
@@ -134,8 +134,6 @@ _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _End = tuple[str, str, str]  # a run's end event: run id, encoded, status it may also find
 _PACKED = "\\u0000"  # in a batch's text when a payload holds a blob reference or an escape
 _Batch = tuple[int, str, str, str]  # _INSERT_BATCH's parameters
-_IF_ENDABLE = " AND status IN ('running', 'paused')"  # finish_run's condition (RunStore)
-_STATUS_BY_END: dict[str, str] = {end: status for status, end in END_EVENT_BY_STATUS.items()}
 _COLUMNS = (
     "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
 )
@@ -226,13 +224,6 @@ class SQLiteRunStore(RunStore):
                 self._commit_pending()
             with self._db.locked() as conn:
                 yield conn
-
-    def _raise_if_refused(self, run_id: str) -> None:
-        """Raise if a deferred commit refused events of ``run_id`` (once: the desk stops
-        the run then)."""
-        if run_id in self._refused_runs:
-            self._refused_runs.discard(run_id)
-            raise RunNotRunningError(run_id)
 
     def _raise_flush_failure(self) -> None:
         failure, self._flush_failure = self._flush_failure, None
@@ -332,10 +323,10 @@ class SQLiteRunStore(RunStore):
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         end = (end_event.run_id, _event_item(end_event, blobs), "paused")
         with self._db.lock:
-            self._raise_if_refused(run_id)
+            raise_if_refused(self._refused_runs, run_id)
             with self._write(end) as conn:
                 self._put_blobs(conn, blobs)
-                if conn.execute(sql + _IF_ENDABLE, params).rowcount == 0:  # rolled back
+                if conn.execute(sql + IF_ENDABLE_SQL, params).rowcount == 0:  # rolled back
                     _raise_unended(conn, run_id)
 
     def claim_paused(self, run_id: str) -> bool:
@@ -394,10 +385,10 @@ class SQLiteRunStore(RunStore):
         run_id = event.run_id
         with self._db.lock:
             if self._refused_runs:
-                self._raise_if_refused(run_id)
+                raise_if_refused(self._refused_runs, run_id)
             if event.type in RUN_END_EVENTS:  # committed now, in a batch of its own
                 self._pending_blobs.update(blobs)
-                self._add_end(run_id, item, _STATUS_BY_END[event.type])
+                self._add_end(run_id, item, STATUS_BY_END[event.type])
                 return
             pending = self._pending_events.get(run_id)
             if pending is None:
@@ -406,13 +397,13 @@ class SQLiteRunStore(RunStore):
                 pending.append(item)
             self._commit_soon(blobs)
             if self._refused_runs:  # committed now (outside a loop) and refused
-                self._raise_if_refused(run_id)
+                raise_if_refused(self._refused_runs, run_id)
 
     def _add_end(self, run_id: str, item: str, status: str) -> None:
         """Store an end event added alone: while the run is running or has its status."""
         with self._write((run_id, item, status)):
             pass
-        self._raise_if_refused(run_id)
+        raise_if_refused(self._refused_runs, run_id)
 
     def _commit_soon(self, blobs: dict[str, str]) -> None:
         """Commit what is pending now outside an event loop, else when the loop next gets
