@@ -13,7 +13,15 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-__all__ = ["KNOWN_JSON", "encode_file", "model_json", "new_id", "to_jsonable", "utc_now"]
+__all__ = [
+    "JSON_ATOMS",
+    "KNOWN_JSON",
+    "encode_file",
+    "model_json",
+    "new_id",
+    "to_jsonable",
+    "utc_now",
+]
 
 _EXTRA_MIME = {
     ".md": "text/markdown",
@@ -25,6 +33,10 @@ _EXTRA_MIME = {
     ".m4a": "audio/mp4",
     ".wav": "audio/wav",
 }
+
+
+JSON_ATOMS = frozenset({str, int, float, bool, type(None)})
+"""The types of JSON's own atoms: a value of one is its own JSON value and its own copy."""
 
 
 def new_id() -> str:

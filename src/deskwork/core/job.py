@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.exceptions import StoreError
-from deskwork.utils import new_id, to_jsonable
+from deskwork.utils import JSON_ATOMS, new_id, to_jsonable
 
 __all__ = ["Brief", "Job", "ResponseSchema", "load_schema", "schema_path"]
 
@@ -103,7 +103,7 @@ class Job(DeskworkModel):
         values = self.__dict__
         data = {name: values[name] for name in _DUMPED}
         if _store_checks()[1](data):  # plain JSON (the common case): its atoms taken as they are
-            data = {k: v if type(v) in _ATOMS else to_jsonable(v) for k, v in data.items()}
+            data = {k: v if type(v) in JSON_ATOMS else to_jsonable(v) for k, v in data.items()}
         else:
             data = dict(to_jsonable(self.model_dump(mode="python", exclude=set(_NOT_DUMPED))))
         data["response_schema"] = schema_path(self.response_schema)
@@ -130,7 +130,6 @@ Brief = Job
 _NOT_DUMPED = ("tools_override", "response_schema")
 """Fields :meth:`Job.to_state` writes in a form of its own (names, an import path), last."""
 _DUMPED = tuple(name for name in Job.model_fields if name not in _NOT_DUMPED)
-_ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
 @cache

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deskwork.memory.base import MemoryStore
-from deskwork.utils import to_jsonable, utc_now
+from deskwork.utils import JSON_ATOMS, to_jsonable, utc_now
 
 __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
 
@@ -20,13 +20,10 @@ def _matches(query: str, key: str, value: Any) -> bool:
     return needle in key.lower() or needle in text.lower()
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
 def _copied(value: Any) -> Any:
     """``copy.deepcopy(value)``, which is ``value`` itself for a text, number or ``None`` (a
     run's last output, usually: every run writes one and reads its context)."""
-    return value if type(value) in _ATOMS else copy.deepcopy(value)
+    return value if type(value) in JSON_ATOMS else copy.deepcopy(value)
 
 
 class InMemoryMemoryStore(MemoryStore):
