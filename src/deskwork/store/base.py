@@ -49,7 +49,8 @@ class RunStore(ABC):
     - A refused write stores nothing and raises :class:`~deskwork.exceptions.RunNotRunningError`
       (the desk's emitter then stops the run). An event that the SQLite and PostgreSQL stores
       commit later (added inside an event loop) and find refused then is dropped, and the
-      run's next :meth:`add_event` or :meth:`finish_run` raises.
+      run's next :meth:`add_event` or :meth:`finish_run` raises. A :meth:`finish_run`
+      refused itself is that raise: nothing of the run stays noted or pending after it.
 
     Every event of a run's life arrives while it is ``running``: ``run.started`` after
     :meth:`begin_run`, ``run.resumed`` after :meth:`claim_paused`, ``run.recovered`` and

@@ -651,6 +651,9 @@ class PostgresRunStore(_PostgresStore, RunStore):
         if cursor.rowcount == 0:  # nothing of it stored: no such run, or not running
             if not self._rows("SELECT 1 FROM deskwork_runs WHERE run_id=%s", (run_id,)):
                 raise KeyError(f"unknown run {run_id!r}")
+            # told now: a note of its events that this commit (or the writer's) refused
+            # would wait for a write that never comes (the desk stops the run here)
+            self._refused_runs.discard(run_id)
             raise RunNotRunningError(run_id)
 
     def claim_paused(self, run_id: str) -> bool:

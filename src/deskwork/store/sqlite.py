@@ -324,10 +324,16 @@ class SQLiteRunStore(RunStore):
         end = (end_event.run_id, _event_item(end_event, blobs), "paused")
         with self._db.lock:
             raise_if_refused(self._refused_runs, run_id)
-            with self._write(end) as conn:
-                self._put_blobs(conn, blobs)
-                if conn.execute(sql + IF_ENDABLE_SQL, params).rowcount == 0:  # rolled back
-                    _raise_unended(conn, run_id)
+            try:
+                with self._write(end) as conn:
+                    self._put_blobs(conn, blobs)
+                    if conn.execute(sql + IF_ENDABLE_SQL, params).rowcount == 0:  # rolled back
+                        _raise_unended(conn, run_id)
+            except RunNotRunningError:
+                # the rollback put the run's events back, which a later commit would refuse
+                # (its record is ended) and note for a run that has been told and writes no more
+                self._pending_events.pop(run_id, None)
+                raise
 
     def claim_paused(self, run_id: str) -> bool:
         with self._write() as conn:
