@@ -1,13 +1,34 @@
-"""Shared data for the store tests: a paused run's state that uses every RunState field."""
+"""Shared data for the store tests: a paused run's state that uses every RunState field, a
+numbered event, and the event ids a PostgreSQL database holds for a run."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from deskwork import Message, PendingAction, RunState, ToolCall
+from deskwork import Event, Message, PendingAction, RunState, ToolCall
 from deskwork.tools import ToolResult
+from deskwork.utils import utc_now
 
-__all__ = ["paused_state"]
+__all__ = ["numbered_event", "paused_state", "stored_event_ids"]
+
+
+def numbered_event(run_id: str, n: int) -> Event:
+    """An event of ``run_id`` whose id is ``n`` (so a test can read the stored order)."""
+    return Event(
+        event_id=str(n), type="custom", timestamp=utc_now(), run_id=run_id, source="s", payload={}
+    )
+
+
+def stored_event_ids(url: str, run_id: str) -> list[str]:
+    """The ids of ``run_id``'s events committed in the PostgreSQL database at ``url``, in
+    order, read on a connection of its own (not through the store, which commits first)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT event_id FROM deskwork_events WHERE run_id=%s ORDER BY seq", (run_id,)
+        ).fetchall()
+    return [str(row[0]) for row in rows]
 
 
 def paused_state(run_id: str, status: Any = "paused") -> RunState:

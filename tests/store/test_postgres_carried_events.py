@@ -10,24 +10,9 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from storekit import numbered_event, stored_event_ids
 
-from deskwork import Event
 from deskwork.store.postgres import CARRY_SECONDS, PostgresRunStore, carrier
-from deskwork.utils import utc_now
-
-
-def _event(run_id: str, n: int) -> Event:
-    return Event(
-        event_id=str(n), type="custom", timestamp=utc_now(), run_id=run_id, source="s", payload={}
-    )
-
-
-def _raw_ids(url: str, run_id: str) -> list[str]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT event_id FROM deskwork_events WHERE run_id=%s ORDER BY seq", (run_id,)
-        ).fetchall()
-    return [str(row[0]) for row in rows]
 
 
 @pytest.fixture
@@ -46,14 +31,14 @@ def test_a_checkpoint_commits_the_pending_events_in_its_round_trip(
     async def step() -> tuple[list[str], list[tuple[int]], list[str]]:
         with store.carried(lambda: True):
             assert carrier() is store
-            store.add_event(_event("r", 0))
-            store.add_event(_event("r", 1))
+            store.add_event(numbered_event("r", 0))
+            store.add_event(numbered_event("r", 1))
             store.flush()  # in the workflow's code: left to the next checkpoint
-            before = _raw_ids(postgres_url, "r")
+            before = stored_event_ids(postgres_url, "r")
             rows = store.commit_with(
                 "INSERT INTO checkpoints (n) VALUES (%(n)s) RETURNING n", {"n": 7}
             )
-            return before, rows, _raw_ids(postgres_url, "r")
+            return before, rows, stored_event_ids(postgres_url, "r")
 
     before, rows, after = asyncio.run(step())
     assert before == []
@@ -67,9 +52,9 @@ def test_a_failed_checkpoint_keeps_the_events_pending_and_commits_nothing(
 ) -> None:
     async def step() -> None:
         with store.carried(lambda: True):
-            store.add_event(_event("r", 0))
+            store.add_event(numbered_event("r", 0))
             store.commit_with("INSERT INTO checkpoints (n) VALUES (%(n)s)", {"n": 1})
-            store.add_event(_event("r", 1))
+            store.add_event(numbered_event("r", 1))
             with pytest.raises(psycopg.errors.UniqueViolation):
                 store.commit_with("INSERT INTO checkpoints (n) VALUES (%(n)s)", {"n": 1})
 
@@ -85,10 +70,10 @@ def test_events_no_checkpoint_carries_are_committed_after_carry_seconds(
 ) -> None:
     async def step() -> tuple[list[str], float]:
         with store.carried(lambda: True):
-            store.add_event(_event("r", 0))
+            store.add_event(numbered_event("r", 0))
             started = time.monotonic()
-            early = _raw_ids(postgres_url, "r")
-            while not _raw_ids(postgres_url, "r"):
+            early = stored_event_ids(postgres_url, "r")
+            while not stored_event_ids(postgres_url, "r"):
                 await asyncio.sleep(0.01)
                 assert time.monotonic() - started < 5, "never committed"
             return early, time.monotonic() - started
@@ -103,9 +88,9 @@ def test_outside_the_workflows_own_code_flush_commits(
 ) -> None:
     async def step() -> list[str]:
         with store.carried(lambda: False):  # a step's body, say (a child run's tool call)
-            store.add_event(_event("r", 0))
+            store.add_event(numbered_event("r", 0))
             store.flush()
-            return _raw_ids(postgres_url, "r")
+            return stored_event_ids(postgres_url, "r")
 
     assert asyncio.run(step()) == ["0"]
 
@@ -118,10 +103,10 @@ def test_a_write_that_may_not_wait_takes_the_carried_events_with_it(
 
     async def step() -> float:
         with store.carried(lambda: True):
-            store.add_event(_event("r", 0))
+            store.add_event(numbered_event("r", 0))
         started = time.monotonic()
-        store.add_event(_event("r", 1))
-        while len(_raw_ids(postgres_url, "r")) < 2:
+        store.add_event(numbered_event("r", 1))
+        while len(stored_event_ids(postgres_url, "r")) < 2:
             await asyncio.sleep(0.005)
         return time.monotonic() - started
 

@@ -13,26 +13,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from storekit import numbered_event, stored_event_ids
 
-from deskwork import Event
 from deskwork.store import StoreError
 from deskwork.store import postgres as pg
 from deskwork.store.postgres import PostgresRunStore
-from deskwork.utils import utc_now
-
-
-def _event(run_id: str, n: int) -> Event:
-    return Event(
-        event_id=str(n), type="custom", timestamp=utc_now(), run_id=run_id, source="s", payload={}
-    )
-
-
-def _raw_ids(url: str, run_id: str) -> list[str]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT event_id FROM deskwork_events WHERE run_id=%s ORDER BY seq", (run_id,)
-        ).fetchall()
-    return [str(row[0]) for row in rows]
 
 
 def test_a_steps_events_are_committed_off_the_event_loop(
@@ -51,12 +36,12 @@ def test_a_steps_events_are_committed_off_the_event_loop(
 
     async def step() -> threading.Thread:
         for n in range(3):
-            store.add_event(_event("r", n))
+            store.add_event(numbered_event("r", n))
         await asyncio.to_thread(store.flush)  # waits for the writer thread's commit
         return threading.current_thread()
 
     loop_thread = asyncio.run(step())
-    assert _raw_ids(postgres_url, "r") == ["0", "1", "2"]  # another connection sees them
+    assert stored_event_ids(postgres_url, "r") == ["0", "1", "2"]  # another connection sees them
     assert committed_on and loop_thread not in committed_on
     store.close()
 
@@ -67,7 +52,7 @@ def test_a_read_through_the_store_sees_events_not_committed_yet(postgres_url: st
     async def step() -> tuple[list[str], bool]:
         store.begin_run("r", {"q": 1}, runner="w")
         for n in range(5):
-            store.add_event(_event("r", n))
+            store.add_event(numbered_event("r", n))
         record = store.get_run("r")
         return [e.event_id for e in store.get_events("r")], record is not None
 
@@ -81,12 +66,12 @@ def test_order_is_kept_across_loop_and_plain_calls(postgres_url: str) -> None:
 
     async def in_loop() -> None:
         for n in range(0, 20, 2):
-            store.add_event(_event("r", n))
+            store.add_event(numbered_event("r", n))
             # a plain thread (no loop) adds the next one: committed after the pending ones
-            await asyncio.to_thread(store.add_event, _event("r", n + 1))
+            await asyncio.to_thread(store.add_event, numbered_event("r", n + 1))
 
     asyncio.run(in_loop())
-    assert _raw_ids(postgres_url, "r") == [str(n) for n in range(20)]
+    assert stored_event_ids(postgres_url, "r") == [str(n) for n in range(20)]
     store.close()
 
 
@@ -100,7 +85,7 @@ def test_a_failed_commit_is_raised_by_the_next_call_and_its_events_kept(
         admin.execute("ALTER TABLE deskwork_events RENAME TO deskwork_events_away")
 
         async def step() -> None:
-            store.add_event(_event("r", 0))
+            store.add_event(numbered_event("r", 0))
 
         asyncio.run(step())
         with pytest.raises((psycopg.Error, StoreError)):
@@ -131,7 +116,7 @@ def test_events_added_in_a_loop_are_committed_at_a_plain_exit(postgres_url: str)
         "asyncio.run(main())\n"
     )
     subprocess.run([sys.executable, "-c", code, postgres_url], check=True, timeout=120)
-    assert _raw_ids(postgres_url, "r") == ["0", "1", "2"]
+    assert stored_event_ids(postgres_url, "r") == ["0", "1", "2"]
 
 
 def test_kill_9_in_a_tool_leaves_the_turn_before_it_readable(postgres_url: str) -> None:

@@ -10,16 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from storekit import numbered_event
 
-from deskwork import Event
 from deskwork.store import SQLiteRunStore
-from deskwork.utils import utc_now
-
-
-def _event(run_id: str, n: int) -> Event:
-    return Event(
-        event_id=str(n), type="custom", timestamp=utc_now(), run_id=run_id, source="s", payload={}
-    )
 
 
 def _raw_count(path: Path) -> int:
@@ -37,7 +30,7 @@ def test_events_of_a_step_are_committed_when_the_loop_gets_control(tmp_path: Pat
 
     async def step() -> tuple[int, int]:
         for n in range(3):
-            store.add_event(_event("r", n))
+            store.add_event(numbered_event("r", n))
         before = _raw_count(path)  # the step has not yielded yet
         await asyncio.sleep(0)  # the run waits (a model, a tool): the step is committed
         return before, _raw_count(path)
@@ -53,7 +46,7 @@ def test_a_read_through_the_store_sees_events_not_committed_yet(tmp_path: Path) 
     store.create_run("r", None)
 
     async def step() -> list[str]:
-        store.add_event(_event("r", 0))
+        store.add_event(numbered_event("r", 0))
         return [e.event_id for e in store.get_events("r")]
 
     assert asyncio.run(step()) == ["0"]
@@ -65,9 +58,9 @@ def test_order_is_kept_across_loop_and_plain_calls(tmp_path: Path) -> None:
     store.create_run("r", None)
 
     async def in_loop() -> None:
-        store.add_event(_event("r", 0))
+        store.add_event(numbered_event("r", 0))
         # a plain thread (no loop) adds the next event: the pending one is committed first
-        await asyncio.to_thread(store.add_event, _event("r", 1))
+        await asyncio.to_thread(store.add_event, numbered_event("r", 1))
 
     asyncio.run(in_loop())
     assert [e.event_id for e in store.get_events("r")] == ["0", "1"]
@@ -80,7 +73,7 @@ def test_a_failed_deferred_commit_is_raised_by_the_next_call(tmp_path: Path) -> 
     store._db.conn.execute("DROP TABLE event_batches")  # every insert now fails
 
     async def step() -> None:
-        store.add_event(_event("r", 0))
+        store.add_event(numbered_event("r", 0))
         await asyncio.sleep(0)
 
     asyncio.run(step())
@@ -133,7 +126,7 @@ def test_a_run_start_is_committed_with_its_first_step(tmp_path: Path) -> None:
 
     async def start() -> tuple[int, int]:
         store.begin_run("r", {"input": "x"}, runner="w")
-        store.add_event(_event("r", 0))
+        store.add_event(numbered_event("r", 0))
         raw = sqlite3.connect(path)
         before = raw.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
         await asyncio.sleep(0)
