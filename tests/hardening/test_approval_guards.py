@@ -6,12 +6,9 @@ from typing import Any
 
 import pytest
 
-from deskwork import Desk, Job, Worker
+from approvalkit import paused_send
 from deskwork.core.state import RunState
 from deskwork.runtime._tool_step import DECLINED, is_approved
-from deskwork.store import InMemoryRunStore
-from deskwork.testing import ScriptedAdapter, call_tool, reply
-from deskwork.tools import tool
 
 DECLINE_WORDS = ["no", "n", "decline", "declined", "deny", "denied", "cancel", "reject", "false"]
 
@@ -32,25 +29,9 @@ def test_other_decisions_approve(decision: Any) -> None:
     assert is_approved(decision) is True
 
 
-def _paused() -> tuple[Desk, Worker, Any, list[str]]:
-    sent: list[str] = []
-
-    @tool(requires_confirmation=True)
-    def send(to: str) -> str:
-        sent.append(to)
-        return f"sent to {to}"
-
-    adapter = ScriptedAdapter([call_tool("send", to="ann"), reply("finished")])
-    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
-    worker = Worker(name="w", tools=[send])
-    paused = desk.run(worker, Job(input="send it"))
-    assert paused.status == "paused"
-    return desk, worker, paused, sent
-
-
 @pytest.mark.parametrize("word", DECLINE_WORDS)
 def test_a_decline_word_on_resume_never_runs_the_tool(word: str) -> None:
-    desk, _, paused, sent = _paused()
+    desk, _, paused, sent = paused_send()
     report = desk.resume(paused, word)
     assert report.status == "completed"
     assert sent == []
@@ -59,13 +40,13 @@ def test_a_decline_word_on_resume_never_runs_the_tool(word: str) -> None:
 
 
 def test_approving_runs_the_tool_once() -> None:
-    desk, _, paused, sent = _paused()
+    desk, _, paused, sent = paused_send()
     assert desk.resume(paused, "approve").status == "completed"
     assert sent == ["ann"]
 
 
 def test_resuming_a_finished_run_again_fails_clearly() -> None:
-    desk, _, paused, sent = _paused()
+    desk, _, paused, sent = paused_send()
     desk.resume(paused, True)
     again = desk.resume(paused, True)
     assert again.status == "failed"
@@ -74,7 +55,7 @@ def test_resuming_a_finished_run_again_fails_clearly() -> None:
 
 
 def test_a_pending_action_that_names_no_call_of_the_run_fails_clearly() -> None:
-    desk, worker, paused, sent = _paused()
+    desk, worker, paused, sent = paused_send()
     record = desk.run_store.get_run(paused.run_id)
     assert record is not None and record.state is not None
     state: RunState = record.state
@@ -91,7 +72,7 @@ def test_a_pending_action_that_names_no_call_of_the_run_fails_clearly() -> None:
 
 
 def test_a_state_without_a_pending_action_fails_clearly() -> None:
-    desk, worker, paused, sent = _paused()
+    desk, worker, paused, sent = paused_send()
     record = desk.run_store.get_run(paused.run_id)
     assert record is not None and record.state is not None
     state = record.state.model_copy(update={"pending_action": None})

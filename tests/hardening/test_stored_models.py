@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from deskwork import Desk, Job, Worker
+from approvalkit import paused_send
+from deskwork import Job
 from deskwork.core.event import Event
 from deskwork.core.payloads import LLMFailedPayload
 from deskwork.core.state import RunState
-from deskwork.store import InMemoryRunStore
-from deskwork.testing import ScriptedAdapter, call_tool, reply
-from deskwork.tools import tool
 from deskwork.utils import new_id, utc_now
 
 
@@ -63,17 +61,8 @@ def test_event_accepts_a_typed_payload() -> None:
 
 def test_a_hand_built_state_resumes_a_paused_run() -> None:
     """A state assembled from model instances is as good as a stored one."""
-
-    @tool(requires_confirmation=True)
-    def send(to: str) -> str:
-        return f"sent to {to}"
-
-    adapter = ScriptedAdapter([call_tool("send", to="ann"), reply("done")])
-    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
-    worker = Worker(name="w", tools=[send])
-    job = Job(input="send it")
-    paused = desk.run(worker, job)
-    assert paused.status == "paused"
+    desk, worker, paused, _ = paused_send(final="done")
+    job = Job(input="send it")  # the paused run's job, as a model instance
     stored = desk.run_store.get_run(paused.run_id)
     assert stored is not None and stored.state is not None
     fields = {name: getattr(stored.state, name) for name in RunState.model_fields}

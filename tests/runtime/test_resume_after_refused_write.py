@@ -13,24 +13,11 @@ import asyncio
 
 import pytest
 
-from deskwork import Desk, Job, Worker
-from deskwork.store import InMemoryRunStore
-from deskwork.testing import ScriptedAdapter, call_tool, reply
-from deskwork.tools import tool
+from approvalkit import paused_send
 
 
 def test_a_paused_run_resumes_after_a_refused_write() -> None:
-    sent: list[str] = []
-
-    @tool(requires_confirmation=True)
-    def send(to: str) -> str:
-        sent.append(to)
-        return f"sent to {to}"
-
-    adapter = ScriptedAdapter([call_tool("send", to="ann"), reply("finished")])
-    desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
-    worker = Worker(name="w", tools=[send])
-    paused = desk.run(worker, Job(input="send it"))
+    desk, worker, paused, sent = paused_send()
     record = desk.run_store.get_run(paused.run_id)
     assert record is not None and record.state is not None
     with pytest.raises(asyncio.CancelledError):  # the store refuses events of a paused run
