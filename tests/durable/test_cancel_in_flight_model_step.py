@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,7 @@ import pytest
 
 pytest.importorskip("dbos", reason="durable runs need the dbos extra")
 
-from dbos._dbos import _get_dbos_instance
-
+from cancelkit import hold_at_first, workflows_done
 from deskwork import Desk, Worker
 from deskwork.adapters import ModelResponse
 from deskwork.core.event import RUN_END_EVENTS
@@ -59,20 +57,11 @@ def held(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Desk,
     desk.close()
 
 
-def _workflows_done(timeout: float = 60) -> None:
-    """Wait until no workflow task of this process runs (the cancelled run's went on)."""
-    tasks = _get_dbos_instance()._workflow_tasks  # private: DBOS's running workflow tasks
-    deadline = time.monotonic() + timeout
-    while any(not task.done() for task in list(tasks)):
-        assert time.monotonic() < deadline, "the cancelled workflow never stopped"
-        time.sleep(0.05)
-
-
 def _cancelled_alone(desk: Desk, run_id: str) -> None:
     """The run ended once, by the cancel, and stored nothing after it."""
     report = desk.result(run_id, timeout=60)
     assert (report.status, report.errors) == ("failed", ["run cancelled"])
-    _workflows_done()
+    workflows_done()
     types = [event.type for event in desk.run_store.get_events(run_id)]
     ends = [n for n, kind in enumerate(types) if kind in RUN_END_EVENTS]
     assert len(ends) == 1 and ends[0] == len(types) - 1, types
@@ -98,14 +87,8 @@ def test_a_run_cancelled_just_after_its_model_step_stores_nothing_after_its_end(
 ) -> None:
     desk, adapter = held
     adapter.in_flight.set()  # no wait in the model: the run waits after the step instead
-    recorded, cancelled = threading.Event(), threading.Event()
-
-    def hold(event: Any) -> None:  # the step is recorded: the run goes on once cancelled
-        if not recorded.is_set():
-            recorded.set()
-            cancelled.wait(60)
-
-    desk.event_bus.subscribe("llm.completed", hold)
+    # the step is recorded: the run goes on once cancelled
+    recorded, cancelled = hold_at_first(desk, "llm.completed")
     run_id = desk.submit(Worker(name="adder", tools=[add_numbers]), "add")
     assert recorded.wait(60), "the model step never ended"
     desk.cancel(run_id)

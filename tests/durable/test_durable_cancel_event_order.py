@@ -9,7 +9,6 @@ load, 9f781de). The desk's emitter refuses them now: the run stops at its next e
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 pytest.importorskip("dbos", reason="durable runs need the dbos extra")
 
+from cancelkit import hold_at_first
 from deskwork import Desk, Worker
 from deskwork.adapters import BaseModelAdapter, ModelResponse
 from deskwork.core.event import RUN_END_EVENTS
@@ -47,14 +47,8 @@ def desk(tmp_path: Path) -> Iterator[Desk]:
 
 
 def test_a_run_cancelled_between_steps_stores_nothing_after_its_end(desk: Desk) -> None:
-    recorded, cancelled = threading.Event(), threading.Event()
-
-    def hold(event: Any) -> None:  # the model step is recorded: the run waits here once
-        if not recorded.is_set():
-            recorded.set()
-            cancelled.wait(60)
-
-    desk.event_bus.subscribe("llm.completed", hold)
+    # the model step is recorded: the run waits here once
+    recorded, cancelled = hold_at_first(desk, "llm.completed")
     run_id = desk.submit(Worker(name="adder", tools=[add_numbers]), "add")
     assert recorded.wait(60), "the model step never ended"
     desk.cancel(run_id)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,9 @@ import pytest
 
 pytest.importorskip("dbos", reason="durable runs need the dbos extra")
 
-from dbos._dbos import _get_dbos_instance
 from serve_support import Live, make_desk, parse_sse, start_server
 
+from cancelkit import workflows_done
 from deskwork.core.event import RUN_END_EVENTS
 
 
@@ -35,15 +34,6 @@ def live(tmp_path: Path) -> Iterator[Live]:
         served.server.should_exit = True
         thread.join(timeout=30)
         desk.close()
-
-
-def _workflows_done(timeout: float = 60) -> None:
-    """Wait until no workflow task of this process runs (the cancelled run's went on)."""
-    tasks = _get_dbos_instance()._workflow_tasks  # private: DBOS's running workflow tasks
-    deadline = time.monotonic() + timeout
-    while any(not task.done() for task in list(tasks)):
-        assert time.monotonic() < deadline, "the cancelled workflow never stopped"
-        time.sleep(0.05)
 
 
 async def test_a_run_cancelled_after_its_model_step_ends_its_stream(live: Live) -> None:
@@ -61,7 +51,7 @@ async def test_a_run_cancelled_after_its_model_step_ends_its_stream(live: Live) 
     async with httpx.AsyncClient(base_url=live.url, timeout=60) as client:
         body = {"runner": "sleeper", "job": {"input": "0.1"}}
         run_id = (await client.post("/runs", json=body)).json()["run_id"]
-        await asyncio.to_thread(_workflows_done)  # the run goes on until it stops
+        await asyncio.to_thread(workflows_done)  # the run goes on until it stops
         assert cancelled == [run_id]
         async with asyncio.timeout(120):  # a stream that never ends fails here
             frames = parse_sse((await client.get(f"/runs/{run_id}/events")).text)
