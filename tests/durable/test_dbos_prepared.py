@@ -116,6 +116,13 @@ def sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     yield from launched_system_database(request, tmp_path)
 
 
+@pytest.fixture(params=["postgres"])
+def postgres_sys_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """:func:`sys_db` on PostgreSQL alone, for what only a PostgreSQL run store does (a
+    SQLite one commits a run's events at once and carries none with a checkpoint)."""
+    yield from launched_system_database(request, tmp_path)
+
+
 def _workflow() -> str:
     workflow_id = f"prepared-{uuid.uuid4().hex[:8]}"
     with SetWorkflowID(workflow_id):
@@ -359,7 +366,7 @@ def test_a_workflow_start_in_one_statement_answers_as_dbos_does(sys_db: Any) -> 
 
 
 def test_a_checkpoint_through_the_run_store_answers_as_dbos_does(
-    sys_db: Any, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    postgres_sys_db: Any, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PostgreSQL, inside a run store's ``carried`` (a durable run whose store is on DBOS's
     database): the step checkpoints sent through the store (with its pending events, or
@@ -370,8 +377,7 @@ def test_a_checkpoint_through_the_run_store_answers_as_dbos_does(
     from deskwork.store.postgres import PostgresRunStore
     from deskwork.utils import utc_now
 
-    if sys_db._is_sqlite:
-        pytest.skip("PostgreSQL only: a SQLite run store carries nothing")
+    sys_db = postgres_sys_db
     store = PostgresRunStore(request.getfixturevalue("postgres_database"))
     sent: list[str] = []
     commit_with = store.commit_with
