@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, Field, ValidationError
 
 from deskwork._sync import run_sync
-from deskwork.core._model import DeskworkModel
+from deskwork.core._model import DeskworkModel, trusted
 from deskwork.core.tool_call import ToolCall
 from deskwork.exceptions import DeskworkError
 
@@ -99,7 +99,7 @@ def parse_tool_call(
 ) -> ToolCall:
     """Build a ToolCall; malformed argument JSON is kept in ``raw_arguments`` with ``error`` set."""
     if isinstance(raw_arguments, dict):
-        return ToolCall(id=call_id, name=name, arguments=raw_arguments)
+        return _tool_call(call_id, name, raw_arguments)
     text = (raw_arguments or "").strip() or "{}"
     try:
         arguments = json.loads(text)
@@ -117,6 +117,21 @@ def parse_tool_call(
             error="tool arguments must be a JSON object",
             raw_arguments=raw_arguments,
         )
+    return _tool_call(call_id, name, arguments)
+
+
+_CALL_DEFAULTS = {name: None for name in ToolCall.model_fields}
+_CALL_NAMED = frozenset({"id", "name", "arguments"})
+
+
+def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
+    """``ToolCall(id=call_id, name=name, arguments=arguments)``, built without validation when
+    its parts have their fields' types already (text id, name and keys: every provider's
+    reply), which would only copy them (~9k instructions a call); ``arguments`` is copied,
+    as validation does."""
+    if type(call_id) is str and type(name) is str and all(type(key) is str for key in arguments):
+        values = {**_CALL_DEFAULTS, "id": call_id, "name": name, "arguments": dict(arguments)}
+        return trusted(ToolCall, values, set(_CALL_NAMED))
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 

@@ -30,6 +30,7 @@ from deskwork.adapters.base import (
     ToolCallDelta,
     parse_tool_call,
 )
+from deskwork.core._model import trusted
 from deskwork.exceptions import DeskworkError
 from deskwork.utils import to_jsonable
 
@@ -191,19 +192,38 @@ def _sent(arguments: dict[str, Any] | str) -> dict[str, Any] | str:
     return _raw(arguments)
 
 
+_RESPONSE_DEFAULTS = {name: None for name in ModelResponse.model_fields}
+_TEXT = frozenset({str, type(None)})
+
+
 def _response(turn: Turn, model: str) -> ModelResponse:
     calls = [
         parse_tool_call(f"call_{i}", name, _sent(args))
         for i, (name, args) in enumerate(turn.tool_calls)
     ]
-    return ModelResponse(
-        content=turn.content,
-        reasoning_content=turn.reasoning,
-        tool_calls=calls,
-        usage=_usage(turn),
-        cost=turn.cost,
-        model=model,
-        finish_reason="tool_calls" if calls else "stop",
+    named: dict[str, Any] = {
+        "content": turn.content,
+        "reasoning_content": turn.reasoning,
+        "tool_calls": calls,
+        "usage": _usage(turn),
+        "cost": turn.cost,
+        "model": model,
+        "finish_reason": "tool_calls" if calls else "stop",
+    }
+    if _typed(turn, model):  # validating would only copy them (~9k instructions a reply)
+        return trusted(ModelResponse, {**_RESPONSE_DEFAULTS, **named}, set(named))
+    return ModelResponse(**named)
+
+
+def _typed(turn: Turn, model: str) -> bool:
+    """Whether a reply's parts have their fields' types already: texts (or ``None``) and the
+    computed usage. A turn's own ``usage`` or ``cost`` is validated (coerced) as given."""
+    return (
+        type(turn.content) in _TEXT
+        and type(turn.reasoning) in _TEXT
+        and type(model) is str
+        and turn.usage is None
+        and turn.cost is None
     )
 
 
