@@ -302,6 +302,7 @@ _FINISH_RUN = (
     " SELECT %s, %s, %s, %s, %s, %s FROM updated"
 )
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
+_NUL = "\x00"  # no id stored holds one (a text column refuses it): a read by such an id is empty
 _PUT_BLOB = "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING"
 _log = logging.getLogger("deskwork.store")
 
@@ -666,6 +667,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
+        if _NUL in run_id:  # an id from outside (GET /runs/{id}): not found, not a DataError
+            return None
         rows = self._rows(
             f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
             (run_id,),
@@ -707,6 +710,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise_if_refused(self._refused_runs, run_id)
 
     def get_events(self, run_id: str) -> list[Event]:
+        if _NUL in run_id:
+            return []
         rows = self._rows(
             "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
             " WHERE run_id=%s ORDER BY seq",
@@ -786,6 +791,8 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
+        if _NUL in session_id:  # an id from outside (/sessions/{id}): not found
+            return None
         with self._db.connection() as conn:
             row = conn.execute(
                 "SELECT id, worker_name, metadata, created_at, updated_at FROM deskwork_sessions"
@@ -804,6 +811,8 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             )
 
     def get_messages(self, session_id: str) -> list[Message]:
+        if _NUL in session_id:
+            return []
         with self._db.connection() as conn:
             rows = conn.execute(
                 "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
