@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from pathlib import Path
 
 import pytest
 
 from deskwork import Desk, Event, Job, RunNotRunningError, Worker
-from deskwork.store import RunStore
+from deskwork.store import RunStore, StoreError
 from deskwork.store._url import open_run_store
 from deskwork.store.postgres import PostgresRunStore
 from deskwork.testing import ScriptedAdapter, reply
@@ -76,6 +77,34 @@ def test_a_refused_write_fails_once_and_the_store_goes_on(
         store.add_event(_event("good", source="later", n=2))
         assert [e.payload["n"] for e in store.get_events("good")] == [1, 2]
         assert store.get_events("bad") == []
+    finally:
+        store.close()
+
+
+def test_a_run_id_too_long_to_index_fails_its_write_and_the_store_goes_on(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """PostgreSQL indexes a run id up to ~2.7 KB: a longer one is refused for good, as a NUL
+    is, not taken for an unreachable server and retried before every later write of every
+    run (which all failed then)."""
+    long_id = secrets.token_hex(5_000)  # 10,000 characters that do not compress
+    store = PostgresRunStore(postgres_url)
+    try:
+        with pytest.raises(StoreError, match="refused a value"):
+            store.create_run(long_id, None)
+        store.create_run("good", None)
+
+        async def step() -> None:  # a batch on the writer thread: one good event, one refused
+            store.add_event(_event("good", n=1))
+            store.add_event(_event(long_id))
+            await asyncio.sleep(0.3)
+
+        with caplog.at_level(logging.ERROR, logger="deskwork.store"):
+            asyncio.run(step())
+            store.flush()
+        assert "refused a write; dropped: index row" in caplog.text
+        store.add_event(_event("good", source="later", n=2))
+        assert [e.payload["n"] for e in store.get_events("good")] == [1, 2]
     finally:
         store.close()
 

@@ -189,10 +189,12 @@ class PostgresDatabase:
             with self.pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            reason = _reason(exc, self.url)
+            where, reason = redact_url(self.url), _reason(exc, self.url)
+            if isinstance(exc, psycopg.errors.ProgramLimitExceeded):  # the value, not the server
+                message = f"the database at {where} refused a value: {reason}"
+                raise StoreError(message, location=where) from exc
             raise StoreError(
-                f"the database at {redact_url(self.url)} cannot be reached: {reason}",
-                location=redact_url(self.url),
+                f"the database at {where} cannot be reached: {reason}", location=where
             ) from exc
 
     @contextmanager
@@ -434,7 +436,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
                     _log.error(
                         "the database at %s refused a write; dropped: %s",
                         redact_url(self._db.url),
-                        _reason(exc, self._db.url),
+                        _reason(exc.__cause__ or exc, self._db.url),  # the driver's words
                     )
         finally:
             if skipped:
@@ -871,9 +873,12 @@ def _readable(fd: int) -> bool:
 
 def _refused(exc: BaseException) -> bool:
     """Whether the database refused a value for good (kept pending, the other errors --
-    an unreachable server, a missing table -- are retried by the next commit)."""
+    an unreachable server, a missing table -- are retried by the next commit). A value over
+    a limit (a run id too long for its index) is one too: :class:`StoreError` says so."""
     import psycopg
 
+    if isinstance(exc, StoreError):
+        return isinstance(exc.__cause__, psycopg.errors.ProgramLimitExceeded)
     return isinstance(exc, (psycopg.DataError, psycopg.IntegrityError, UnicodeError))
 
 
