@@ -1,7 +1,7 @@
-"""An id with a NUL character, as a client can send one (``GET /runs/a%00b``), reads as
-unknown from every store: PostgreSQL's text columns refuse NUL, and its stores raised the
-driver's ``DataError`` for such a read (an unhandled error, a 500, in ``deskwork serve``)
-where the others answer that no such run or session exists."""
+"""An id with a NUL character, as a client can send one (``GET /runs/a%00b``, or
+``?runner=a%00b``), reads as unknown from every store: PostgreSQL's text columns refuse
+NUL, and its stores raised the driver's ``DataError`` for such a read (an unhandled error,
+a 500, in ``deskwork serve``) where the others answer that no such run or session exists."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ def test_a_run_id_with_nul_reads_as_no_run(run_store: RunStore) -> None:
     run_store.create_run("a", None)  # a stored run whose id is the part before the NUL
     assert run_store.get_run(NUL_ID) is None
     assert run_store.get_events(NUL_ID) == []
+    assert run_store.list_runs(runner=NUL_ID) == run_store.list_runs(status=NUL_ID) == []
     assert run_store.get_run("a") is not None
 
 

@@ -687,6 +687,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
         runner: str | None = None,
         since: datetime | None = None,
     ) -> list[RunRecord]:
+        if _NUL in (runner or "") or _NUL in (status or ""):  # GET /runs?runner=a%00b
+            return []
         where, params = _filters(status, runner, since)
         rows = self._rows(
             f"SELECT {_RUN_COLUMNS.format(state='NULL')} FROM deskwork_runs"
