@@ -1,5 +1,5 @@
-"""Shared data for the store tests: a paused run's state that uses every RunState field, a
-numbered event, and the event ids a PostgreSQL database holds for a run."""
+"""Shared data for the store tests: a paused run's state that uses every RunState field, two
+kinds of test event, and the event ids a PostgreSQL database holds for a run."""
 
 from __future__ import annotations
 
@@ -7,15 +7,27 @@ from typing import Any
 
 from deskwork import Event, Message, PendingAction, RunState, ToolCall
 from deskwork.tools import ToolResult
-from deskwork.utils import utc_now
+from deskwork.utils import new_id, utc_now
 
-__all__ = ["numbered_event", "paused_state", "stored_event_ids"]
+__all__ = ["numbered_event", "paused_state", "sample_event", "stored_event_ids"]
 
 
 def numbered_event(run_id: str, n: int) -> Event:
     """An event of ``run_id`` whose id is ``n`` (so a test can read the stored order)."""
     return Event(
         event_id=str(n), type="custom", timestamp=utc_now(), run_id=run_id, source="s", payload={}
+    )
+
+
+def sample_event(run_id: str, n: int) -> Event:
+    """An event of type ``custom.N`` (a new id) whose payload holds ``n`` and non-ASCII text."""
+    return Event(
+        event_id=new_id(),
+        type=f"custom.{n}",
+        timestamp=utc_now(),
+        run_id=run_id,
+        source="s",
+        payload={"n": n, "text": "é ✓"},
     )
 
 

@@ -7,25 +7,14 @@ import asyncio
 import time
 from pathlib import Path
 
-from storekit import paused_state
+from storekit import paused_state, sample_event
 
-from deskwork import Desk, Event, Job, Worker
+from deskwork import Desk, Job, Worker
 from deskwork.memory import SQLiteMemoryStore
 from deskwork.store import SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
-from deskwork.utils import new_id, utc_now
-
-
-def _event(run_id: str, n: int) -> Event:
-    return Event(
-        event_id=new_id(),
-        type=f"custom.{n}",
-        timestamp=utc_now(),
-        run_id=run_id,
-        source="s",
-        payload={"n": n, "text": "é ✓"},
-    )
+from deskwork.utils import new_id
 
 
 def test_sqlite_claim_paused_is_atomic_across_connections(tmp_path: Path) -> None:
@@ -44,7 +33,7 @@ def test_sqlite_data_survives_reopening(tmp_path: Path) -> None:
     store = SQLiteRunStore(path)
     store.create_run("r", {"input": "x"})
     for n in range(5):
-        store.add_event(_event("r", n))
+        store.add_event(sample_event("r", n))
     store.update_run("r", "paused", "out", {"k": "v"}, paused_state("r"))
     store.close()
     reopened = SQLiteRunStore(path)

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from storekit import paused_state
+from storekit import paused_state, sample_event
 
 from deskwork import Event, Message, ToolCall
 from deskwork.memory import MemoryStore
@@ -29,17 +29,6 @@ from deskwork.store._blobs import MAX_STORED_CHARS
 from deskwork.utils import new_id, utc_now
 
 # --------------------------------------------------------------------------- run stores
-
-
-def _event(run_id: str, n: int) -> Event:
-    return Event(
-        event_id=new_id(),
-        type=f"custom.{n}",
-        timestamp=utc_now(),
-        run_id=run_id,
-        source="s",
-        payload={"n": n, "text": "é ✓"},
-    )
 
 
 def test_run_round_trip(run_store: RunStore) -> None:
@@ -80,7 +69,7 @@ def test_events_keep_insertion_order_per_run(run_store: RunStore) -> None:
     run_store.create_run("b", None)
     written = []
     for n in range(30):
-        event = _event("a" if n % 3 else "b", n)
+        event = sample_event("a" if n % 3 else "b", n)
         written.append(event)
         run_store.add_event(event)
     got = run_store.get_events("a")
@@ -105,7 +94,7 @@ def test_finish_run_stores_the_record_with_its_end_event_after_the_others(
 ) -> None:
     async def run() -> list[Event]:  # events added in a loop wait for the next commit
         run_store.begin_run("r", None, runner="w")
-        steps = [_event("r", n) for n in range(3)]
+        steps = [sample_event("r", n) for n in range(3)]
         for event in steps:
             run_store.add_event(event)
         end = _end_event("r")
@@ -138,7 +127,7 @@ def test_a_refused_end_event_leaves_the_record_running(run_store: RunStore) -> N
 def _ended(run_store: RunStore, run_id: str, status: str) -> list[str]:
     """``run_id`` begun, given one event, then ended ``status``; its events' ids."""
     run_store.create_run(run_id, None)
-    first = _event(run_id, 0)
+    first = sample_event(run_id, 0)
     run_store.add_event(first)
     state = paused_state(run_id) if status == "paused" else None
     end = _end_event(run_id).model_copy(update={"type": f"run.{status}"})
@@ -150,12 +139,12 @@ def _ended(run_store: RunStore, run_id: str, status: str) -> list[str]:
 def test_an_event_of_a_run_that_is_not_running_is_refused(run_store: RunStore, status: str) -> None:
     kept = _ended(run_store, "r", status)
     with pytest.raises(RunNotRunningError):
-        run_store.add_event(_event("r", 1))
+        run_store.add_event(sample_event("r", 1))
     other_end = "run.failed" if status != "failed" else "run.completed"
     with pytest.raises(RunNotRunningError):  # an end event of another status too
-        run_store.add_event(_event("r", 2).model_copy(update={"type": other_end}))
+        run_store.add_event(sample_event("r", 2).model_copy(update={"type": other_end}))
     assert [e.event_id for e in run_store.get_events("r")] == kept
-    run_store.add_event(_event("nobody", 0))  # a run with no record: a log of events alone
+    run_store.add_event(sample_event("nobody", 0))  # a run with no record: a log of events alone
     assert len(run_store.get_events("nobody")) == 1
 
 
@@ -191,7 +180,7 @@ def test_events_committed_after_the_run_ended_elsewhere_are_dropped_and_the_next
     other = _same_database(run_store)
     try:
         run_store.begin_run("r", None, runner="w")
-        run_store.add_event(_event("r", 0))
+        run_store.add_event(sample_event("r", 0))
         run_store.flush()
         cancel = _end_event("r").model_copy(update={"type": "run.failed"})
         other.finish_run("r", "failed", None, None, None, cancel)
@@ -200,7 +189,7 @@ def test_events_committed_after_the_run_ended_elsewhere_are_dropped_and_the_next
             added = 0
             with pytest.raises(RunNotRunningError):
                 for n in range(1, 4):
-                    run_store.add_event(_event("r", n))  # the in-memory store refuses now
+                    run_store.add_event(sample_event("r", n))  # the in-memory store refuses now
                     added += 1
                     await asyncio.to_thread(run_store.flush)  # the others commit then
             return added
