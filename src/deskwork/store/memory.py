@@ -307,7 +307,7 @@ class InMemoryRunStore(RunStore):
                 self._runs[run_id] = record
             events = self._events.get(run_id)
             if status != "running" and type(events) is list:  # it takes no more events
-                self._events[run_id] = tuple(events)
+                self._close_events(run_id, events)
 
     def claim_paused(self, run_id: str) -> bool:
         with self._lock:
@@ -342,11 +342,32 @@ class InMemoryRunStore(RunStore):
             # the run's events as one tuple of tuples: none of it tracked by the collector
             self._events[run_id] = (*self._events.get(run_id, ()), stored)
 
+    def _close_events(self, run_id: str, events: list[_StoredEvent]) -> None:
+        """Keep a run's open list of events as a tuple: it takes no more (under the lock).
+
+        :meth:`add_event` appends to the list without the lock, then checks the list is still
+        the run's: an event appended before the tuple replaces the list is found in it, and
+        one appended just before the tuple was made but checked before it was stored is taken
+        by the second copy here (appends are atomic; the lock orders everything else).
+        """
+        closed = tuple(events)
+        self._events[run_id] = closed
+        if len(events) != len(closed):  # an add_event appended meanwhile: it is stored
+            self._events[run_id] = tuple(events)
+
     def add_event(self, event: Event) -> None:
         stored = _stored_event(event)
         run_id = event.run_id
+        events = self._events.get(run_id)
+        if type(events) is list:  # the run is running (its event list is open)
+            # no lock for the common case (a lock costs as much as the rest of the write)
+            events.append(stored)
+            if self._events.get(run_id) is events:  # not closed meanwhile
+                return
         with self._lock:
             events = self._events.get(run_id)
+            if events is not None and any(item is stored for item in events):
+                return  # appended before its run's list was closed: kept
             if type(events) is list:  # the run is running
                 events.append(stored)
                 return
