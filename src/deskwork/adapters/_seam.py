@@ -8,7 +8,7 @@ it owns retries: one policy for every adapter (see ``_retry``).
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,14 @@ from deskwork.adapters._retry import RetryListener, RetryPolicy, is_transient, w
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk, assemble_stream
 from deskwork.exceptions import DeskworkError
 
-__all__ = ["AdapterContractError", "CallPolicy", "acomplete", "aresponse", "astructured"]
+__all__ = [
+    "AdapterContractError",
+    "CallPolicy",
+    "acomplete",
+    "aresponse",
+    "astructured",
+    "complete",
+]
 
 _EXPECTED = "a ModelResponse, or (when streaming) an async iterator of StreamChunk"
 
@@ -64,22 +71,34 @@ async def acomplete(
     Raises:
         AdapterContractError: the adapter returned neither a response nor a chunk stream.
     """
+    return await complete(adapter, params, calls)  # (this call's own keyword dict)
+
+
+async def complete(
+    adapter: BaseModelAdapter, params: dict[str, Any], calls: CallPolicy | None = None
+) -> ModelResponse | AsyncIterator[StreamChunk]:
+    """:func:`acomplete` of ``params``, a dict the caller hands over (its ``num_retries`` is
+    set here): the worker's turns pass theirs as they built it, not as keywords that Python
+    would unpack into a second dict."""
     calls = calls or _NO_RETRIES
-    params["num_retries"] = 0  # (this call's own keyword dict)
+    params["num_retries"] = 0
     try:
         if not calls.retries:  # one attempt: no retry loop around it
             return await _start(adapter, params)
-        return await with_retries(
-            lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
-        )
+        return await _retried(adapter, params, calls)
     except Exception as exc:
         if not params.get("stream") or not _may_fall_back(exc):
             raise
         if calls.on_stream_fallback is not None:
             calls.on_stream_fallback(exc)
-    plain = {**params, "stream": False, "stream_options": None}
-    return await with_retries(
-        lambda: _start(adapter, plain), calls.retries, calls.policy, calls.on_retry
+    return await _retried(adapter, {**params, "stream": False, "stream_options": None}, calls)
+
+
+def _retried(
+    adapter: BaseModelAdapter, params: dict[str, Any], calls: CallPolicy
+) -> Awaitable[ModelResponse | AsyncIterator[StreamChunk]]:
+    return with_retries(
+        lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
     )
 
 

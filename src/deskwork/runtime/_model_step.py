@@ -150,23 +150,21 @@ async def _consume(run: WorkerRun, stream: AsyncIterator[StreamChunk]) -> ModelR
 
 async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) -> ModelResponse:
     tools = [t.to_provider() for t in run.tools.values()] or None
-    params = {
-        **_common_params(run),
-        "tools": tools,
-        "tool_choice": "auto" if tools else None,
-        "stream": stream,
-        "stream_options": run.config.stream_options if stream else None,
-        **extra,
-    }
+    params = _common_params(run)
+    params["tools"] = tools
+    params["tool_choice"] = "auto" if tools else None
+    params["stream"] = stream
+    params["stream_options"] = run.config.stream_options if stream else None
+    params.update(extra)
+    return await _timed_call(run, params, lambda: _reply(run, params, stream))
 
-    async def call() -> ModelResponse:
-        calls = _calls(run, stream=stream)
-        result = await seam.acomplete(run.config.adapter, calls=calls, **params)
-        if isinstance(result, ModelResponse):
-            return result
-        return await _consume(run, result)
 
-    return await _timed_call(run, params, call)
+async def _reply(run: WorkerRun, params: dict[str, Any], stream: bool) -> ModelResponse:
+    """The adapter's reply to ``params`` (a stream consumed into one), through the seam."""
+    result = await seam.complete(run.config.adapter, params, _calls(run, stream=stream))
+    if isinstance(result, ModelResponse):
+        return result
+    return await _consume(run, result)
 
 
 async def _compact(run: WorkerRun) -> bool | Failure:
