@@ -101,9 +101,15 @@ class Job(DeskworkModel):
 
     def _build_state(self) -> dict[str, Any]:
         values = self.__dict__
-        data = {name: values[name] for name in _DUMPED}
-        if _store_checks()[1](data):  # plain JSON (the common case): its atoms taken as they are
-            data = {k: v if type(v) in JSON_ATOMS else to_jsonable(v) for k, v in data.items()}
+        # a field the job left at its default None is stored as None: only the others (the
+        # job's own values: the fields it set, its id and metadata) are looked at
+        own = {name: values[name] for name in _MADE}
+        for name in self.__pydantic_fields_set__:
+            if name in _NONE:
+                own[name] = values[name]
+        if _store_checks()[1](own):  # plain JSON (the common case): copied as it is
+            copied = {k: v if type(v) in JSON_ATOMS else _plain_copy(v) for k, v in own.items()}
+            data = {**_NONE_STATE, **copied}
         else:
             data = dict(to_jsonable(self.model_dump(mode="python", exclude=set(_NOT_DUMPED))))
         data["response_schema"] = schema_path(self.response_schema)
@@ -130,6 +136,25 @@ Brief = Job
 _NOT_DUMPED = ("tools_override", "response_schema")
 """Fields :meth:`Job.to_state` writes in a form of its own (names, an import path), last."""
 _DUMPED = tuple(name for name in Job.model_fields if name not in _NOT_DUMPED)
+_NONE = frozenset(
+    name
+    for name in _DUMPED
+    if Job.model_fields[name].default is None and Job.model_fields[name].default_factory is None
+)
+"""Dumped fields whose default is ``None``: a job that did not set one stores ``None``."""
+_MADE = tuple(name for name in _DUMPED if name not in _NONE)
+"""Dumped fields made for each job (``id``, ``metadata``): always looked at."""
+_NONE_STATE = {name: None for name in _DUMPED}
+"""The stored form's keys in field order, each ``None`` until the job's own value is set."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """A copy of ``value``, plain JSON (``is_plain_json``): new containers, the same atoms."""
+    if type(value) is dict:
+        return {key: _plain_copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_plain_copy(item) for item in value]
+    return value
 
 
 @cache
