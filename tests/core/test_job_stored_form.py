@@ -59,10 +59,12 @@ def test_the_stored_form_is_the_jobs_dump_in_field_order(job: Job) -> None:
 
 def test_a_copied_job_stores_its_own_values() -> None:
     job = Job(input="first", metadata={"k": 1})
+    assert job.to_state()["input"] == "first"  # cached on the job (a swarm's handoff copies it)
     copy = job.model_copy(update={"input": "second", "expected_output": "text"})
     assert copy.to_state() == _dumped(copy)
     assert copy.to_state()["input"] == "second"
     assert copy.to_state()["expected_output"] == "text"
+    assert job.to_state() == _dumped(job) and job.to_state()["input"] == "first"
 
 
 def test_the_stored_form_shares_no_container_with_the_job() -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -86,6 +86,14 @@ class Job(DeskworkModel):
         except StoreError as exc:
             raise ValueError(f"Job is too large: {exc}") from None
         return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy of the job; with ``update``, its stored form is made again (not the cached
+        one of this job, which the copy's ``__dict__`` would carry)."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            copied.__dict__.pop("_state_cache", None)
+        return copied
 
     def to_state(self) -> dict[str, Any]:
         """A JSON-compatible form for the run store; schemas are kept as import paths.
