@@ -144,11 +144,18 @@ def test_kept_runs_add_no_work_for_the_garbage_collector() -> None:
     worker = Worker(name="w", tools=[add])
     for _ in range(50):
         desk.run(worker, Job(input="add 2 and 3"))
-    gc.collect()
-    before = len(gc.get_objects())
-    for _ in range(300):
-        assert desk.run(worker, Job(input="add 2 and 3")).status == "completed"
-        adapter.calls.clear()  # the adapter's own record of its calls
-    gc.collect()
-    # a kept run was ~30 tracked objects (its record, state, messages, tool calls, ...)
-    assert len(gc.get_objects()) - before < 300
+
+    def added_by_300_runs() -> int:
+        gc.collect()
+        before = len(gc.get_objects())
+        for _ in range(300):
+            assert desk.run(worker, Job(input="add 2 and 3")).status == "completed"
+            adapter.calls.clear()  # the adapter's own record of its calls
+        gc.collect()
+        return len(gc.get_objects()) - before
+
+    # a kept run was ~30 tracked objects (its record, state, messages, tool calls, ...): 300
+    # runs added ~9,000. The count is the whole process's, so a thread another test left
+    # behind (a pool thread exiting, a driver's) can add its own objects to one window: the
+    # first of three windows under the bound passes.
+    assert any(added_by_300_runs() < 300 for _ in range(3))
