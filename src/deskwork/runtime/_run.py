@@ -59,11 +59,15 @@ class WorkerRun:
 
     def add_usage(self, usage: dict[str, int], cost: float | None, latency_ms: float) -> None:
         """Accumulate one model call into the run's metrics, in total and under
-        ``metrics["by_model"][model]``."""
+        ``metrics["by_model"][model]``.
+
+        Both ``by_model`` and the model's totals are new dicts: a paused run's report and
+        stored state share theirs with the run that resumes it."""
         m = self.metrics
         m["latency_ms"] = round(m.get("latency_ms", 0.0) + latency_ms, 3)
         per_model = dict(m.get("by_model") or {})
-        for totals in (m, per_model.setdefault(self.model, {})):
+        per_model[self.model] = own = dict(per_model.get(self.model) or {})
+        for totals in (m, own):
             totals["llm_calls"] = totals.get("llm_calls", 0) + 1
             for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
                 if key in usage:
