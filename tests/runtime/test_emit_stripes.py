@@ -66,3 +66,44 @@ def test_a_hanging_store_write_of_one_run_does_not_hold_up_another_run() -> None
         held.join(30)
     assert reports[slow] == "completed"
     assert [e.type for e in store.get_events(fast)][-1] == "run.completed"
+
+
+class _Tick(Exception):
+    """What a signal handler raises (as Ctrl-C's KeyboardInterrupt or an alarm timeout)."""
+
+
+def test_an_exception_from_a_signal_handler_never_leaves_a_run_unable_to_emit() -> None:
+    import signal
+    import time
+
+    desk = Desk(
+        "scripted/m", adapter=ScriptedAdapter(default=reply("ok")), run_store=InMemoryRunStore()
+    )
+    desk.run_store.create_run("run-1", "x")
+    emit = desk._emitter("run-1", [], None)
+    armed = False
+
+    def handler(_signum: int, _frame: object) -> None:
+        if armed:
+            raise _Tick
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
+    ticks, deadline = 0, time.monotonic() + 1.5
+    try:
+        while time.monotonic() < deadline and ticks < 2000:
+            try:
+                armed = True
+                emit("custom.x", "s", {})
+            except _Tick:
+                ticks += 1
+            finally:
+                armed = False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # the run's lock was released on every interrupted emit: the next event is stored at once
+    done = threading.Event()
+    threading.Thread(target=lambda: (emit("custom.y", "s", {}), done.set()), daemon=True).start()
+    assert done.wait(5), f"the run's events hang after {ticks} interrupted emits"
+    assert ticks > 0  # the handler did interrupt emits
