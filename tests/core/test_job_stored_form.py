@@ -73,3 +73,23 @@ def test_the_stored_form_shares_no_container_with_the_job() -> None:
     state["input"]["a"].append(2)
     state["metadata"]["k"].append(2)
     assert job.input == {"a": [1]} and job.metadata == {"k": [1]}
+
+
+class _BriefJob(Job):
+    """A job type of a user's: a default of its own, and a field Job does not have."""
+
+    expected_output: str | None = "be brief"
+    priority: int = 3
+
+
+@pytest.mark.parametrize(
+    "job",
+    [
+        _BriefJob(input="q"),
+        _BriefJob(input="q", expected_output=None, priority=1),
+        Job.model_construct(input="x", expected_output="y", _fields_set={"input"}),
+    ],
+)
+def test_a_value_the_job_did_not_set_is_stored_too(job: Job) -> None:
+    assert job.to_state() == _dumped(job)
+    assert type(job).from_state(job.to_state()) == job

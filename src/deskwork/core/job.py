@@ -109,13 +109,13 @@ class Job(DeskworkModel):
 
     def _build_state(self) -> dict[str, Any]:
         values = self.__dict__
-        # a field the job left at its default None is stored as None: only the others (the
-        # job's own values: the fields it set, its id and metadata) are looked at
+        # a field at None is stored as None: only the others (the job's own values, its id
+        # and metadata) are looked at; a subclass (fields or defaults of its own) is dumped
         own = {name: values[name] for name in _MADE}
-        for name in self.__pydantic_fields_set__:
-            if name in _NONE:
+        for name in _NONE:
+            if values[name] is not None:
                 own[name] = values[name]
-        if _store_checks()[1](own):  # plain JSON (the common case): copied as it is
+        if type(self) is Job and _store_checks()[1](own):  # plain JSON: copied as it is
             copied = {k: v if type(v) in JSON_ATOMS else _plain_copy(v) for k, v in own.items()}
             data = {**_NONE_STATE, **copied}
         else:
