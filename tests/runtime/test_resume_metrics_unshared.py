@@ -37,3 +37,29 @@ def test_a_resumed_run_leaves_the_paused_reports_metrics_as_they_were() -> None:
     assert resumed.metrics["by_model"]["scripted/m"]["llm_calls"] == 2
     assert paused.metrics == report_metrics
     assert record.state.metrics == stored_metrics
+
+
+def test_a_resumed_run_leaves_the_paused_reports_tool_calls_and_messages_as_they_were() -> None:
+    store = InMemoryRunStore()
+    adapter = ScriptedAdapter([call_tool("send", to="x"), reply("done")])
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=store)
+    paused = desk.run(Worker(name="w", tools=[send]), Job(input="go"))
+    record = store.get_run(paused.run_id)
+    assert record is not None and record.state is not None
+
+    def seen() -> list[str]:
+        assert record is not None and record.state is not None
+        parts = [*paused.tool_calls, *paused.messages, *record.state.tool_calls]
+        return [p.model_dump_json() for p in [*parts, *record.state.messages]]
+
+    before = seen()
+    resumed = desk.resume(paused, "yes")
+
+    assert resumed.status == "completed"
+    assert resumed.tool_calls[0].result is not None
+    assert resumed.tool_calls[0].result.content == "sent to x"
+    # the resumed run's assistant message holds the call with its result, as a run does
+    assistant = next(m for m in resumed.messages if m.tool_calls)
+    assert assistant.tool_calls is not None and assistant.tool_calls[0] is resumed.tool_calls[0]
+    assert paused.tool_calls[0].result is None
+    assert seen() == before

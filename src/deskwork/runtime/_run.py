@@ -102,19 +102,37 @@ class WorkerRun:
     def restore(cls, worker: Worker, config: RunConfig, state: RunState, job: Job) -> WorkerRun:
         """Rebuild a run from stored state (possibly in another process)."""
         model = state.payload.get("model") or config.model_name(worker.model)
+        messages, tool_calls = _unshared_open_calls(state)
         return cls(
             worker=worker,
             config=config,
             job=job,
             model=model,
             tools=resolve_tools(worker, job),
-            messages=list(state.messages),
-            tool_calls=list(state.tool_calls),
+            messages=messages,
+            tool_calls=tool_calls,
             iteration=state.iteration,
             tool_call_count=int(state.payload.get("tool_call_count", 0)),
             reactive_attempts=int(state.payload.get("reactive_attempts", 0)),
             metrics=dict(state.metrics),
         )
+
+
+def _unshared_open_calls(state: RunState) -> tuple[list[Message], list[ToolCall]]:
+    """The state's messages and tool calls for a resumed run, each call still without a
+    result a copy of its own (with the messages that hold it): the resumed run sets their
+    results, and the paused state may be the one a caller's report or the in-memory store
+    still holds."""
+    copies = {id(c): c.model_copy() for c in state.tool_calls if c.result is None}
+    if not copies:
+        return list(state.messages), list(state.tool_calls)
+    messages = [
+        m.model_copy(update={"tool_calls": [copies.get(id(c), c) for c in m.tool_calls]})
+        if m.tool_calls and any(id(c) in copies for c in m.tool_calls)
+        else m
+        for m in state.messages
+    ]
+    return messages, [copies.get(id(c), c) for c in state.tool_calls]
 
 
 _MESSAGE_DEFAULTS = {name: None for name in Message.model_fields if name != "metadata"}
