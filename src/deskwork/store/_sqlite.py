@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from deskwork.store._errors import StoreError
+from deskwork.store._errors import StoreError, closed_store
 
 __all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems"]
 
@@ -42,6 +42,7 @@ class SQLiteDatabase:
     """One thread-safe connection to a SQLite file, in WAL mode, checked when opened.
 
     Every statement commits on its own (autocommit) unless run inside :meth:`transaction`.
+    After :meth:`close` every use raises :class:`StoreError` (not ``sqlite3``'s own error).
     """
 
     def __init__(self, path: str | Path, *, check: bool = True) -> None:
@@ -55,6 +56,7 @@ class SQLiteDatabase:
         except sqlite3.DatabaseError as exc:
             raise _damaged(self.path, str(exc)) from None
         self.lock = threading.RLock()
+        self.closed = False
         try:
             self._prepare(check=check and not memory)
         except BaseException:
@@ -84,6 +86,7 @@ class SQLiteDatabase:
     def locked(self) -> Iterator[sqlite3.Connection]:
         """The connection, under the lock; corruption errors become :class:`StoreError`."""
         with self.lock:
+            self.check_open()
             try:
                 yield self.conn
             except sqlite3.DatabaseError as exc:
@@ -132,8 +135,15 @@ class SQLiteDatabase:
         it is."""
         return _damaged(self.path, problem)
 
+    def check_open(self) -> None:
+        """Raise the closed store's :class:`StoreError` after :meth:`close`."""
+        if self.closed:
+            raise closed_store(str(self.path))
+
     def close(self) -> None:
+        """Close the connection (again: nothing)."""
         with self.lock:
+            self.closed = True
             self.conn.close()
 
 

@@ -57,6 +57,10 @@ class RunStore(ABC):
     ``run.unrecoverable`` for a run whose process died (still ``running``), and its end with
     :meth:`finish_run`. :meth:`create_run`, :meth:`update_run` and :meth:`claim_paused` are
     not conditional.
+
+    After :meth:`close`, every call (a read, a write, :meth:`flush`) raises
+    :class:`~deskwork.exceptions.StoreError` ("... is closed"), on every built-in store, and
+    a second :meth:`close` does nothing.
     """
 
     @abstractmethod
@@ -204,4 +208,4 @@ class RunStore(ABC):
         """Make buffered writes durable (no-op for stores that write through)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources."""
+        """Commit what is pending and release resources (see the class: a closed store)."""

@@ -21,6 +21,7 @@ from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
+from deskwork.store._errors import closed_store
 from deskwork.store._owner import current_owner
 from deskwork.store.base import ENDABLE, RunStore
 from deskwork.utils import model_json, utc_now
@@ -237,11 +238,27 @@ class InMemoryRunStore(RunStore):
         to it without looking at the record), else a tuple."""
         self._checkpoints: dict[str, dict[str, bytes]] = {}
         self._lock = threading.RLock()  # re-entrant: reserve_run calls create_run
+        self._closed = False
+
+    def close(self) -> None:
+        """Keep nothing more: every later call raises :class:`StoreError`, as on the stores
+        that persist (a second ``close()`` does nothing)."""
+        with self._lock:
+            self._closed = True
+            for run_id, events in list(self._events.items()):
+                if type(events) is list:  # add_event's unlocked append now takes the lock
+                    self._close_events(run_id, events)
+
+    def flush(self) -> None:
+        if self._closed:
+            raise closed_store(None)
 
     def begin_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
         self.create_run(run_id, input_payload, runner=runner)
 
     def reserve_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> bool:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:  # re-entrant: create_run takes it again
             if run_id in self._runs:
                 return False
@@ -249,6 +266,8 @@ class InMemoryRunStore(RunStore):
             return True
 
     def create_run(self, run_id: str, input_payload: Any, *, runner: str | None = None) -> None:
+        if self._closed:
+            raise closed_store(None)
         _check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()
         if type(run_id) is str and (runner is None or type(runner) is str):
@@ -291,6 +310,8 @@ class InMemoryRunStore(RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
+        if self._closed:
+            raise closed_store(None)
         check_sizes([output, output_json])
         with self._lock:
             item = self._runs.get(run_id)
@@ -310,6 +331,8 @@ class InMemoryRunStore(RunStore):
                 self._close_events(run_id, events)
 
     def claim_paused(self, run_id: str) -> bool:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             record = self._runs.get(run_id)
             if record is None or isinstance(record, tuple) or record.status != "paused":
@@ -320,6 +343,8 @@ class InMemoryRunStore(RunStore):
             return True
 
     def get_run(self, run_id: str) -> RunRecord | None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             item = self._runs.get(run_id)
         return None if item is None else _record(item)
@@ -333,6 +358,8 @@ class InMemoryRunStore(RunStore):
         state: RunState | None,
         end_event: Event,
     ) -> None:
+        if self._closed:
+            raise closed_store(None)
         stored = _stored_event(end_event)  # a refused event leaves the record as it was
         with self._lock:  # a reader sees both or neither
             item = self._runs.get(run_id)
@@ -368,6 +395,8 @@ class InMemoryRunStore(RunStore):
             events = self._events.get(run_id)
             if events is not None and any(item is stored for item in events):
                 return  # appended before its run's list was closed: kept
+            if self._closed:  # (close() closed every open list: the append above missed)
+                raise closed_store(None)
             if type(events) is list:  # the run is running
                 events.append(stored)
                 return
@@ -380,6 +409,8 @@ class InMemoryRunStore(RunStore):
                 raise RunNotRunningError(run_id)
 
     def get_events(self, run_id: str) -> list[Event]:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             stored = list(self._events.get(run_id, ()))
         return [Event.model_validate_json(_event_json(*item)) for item in stored]
@@ -392,6 +423,8 @@ class InMemoryRunStore(RunStore):
         runner: str | None = None,
         since: datetime | None = None,
     ) -> list[RunRecord]:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             items = sorted(self._runs.values(), key=_updated_at, reverse=True)
         chosen = (_listed(item) for item in items if _matches(item, status, runner, since))
@@ -400,6 +433,8 @@ class InMemoryRunStore(RunStore):
     def put_checkpoint_items(
         self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
     ) -> None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             thread = self._checkpoints.setdefault(thread_id, {})
             for key, value in items:
@@ -414,6 +449,8 @@ class InMemoryRunStore(RunStore):
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             thread = self._checkpoints.get(thread_id, {})
             found = sorted((k, v) for k, v in thread.items() if k.startswith(prefix))
@@ -422,5 +459,7 @@ class InMemoryRunStore(RunStore):
         return found if limit is None else found[:limit]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             self._checkpoints.pop(thread_id, None)

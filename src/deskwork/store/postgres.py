@@ -57,7 +57,7 @@ from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError, RunNotRunningError
 from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import StoreError
+from deskwork.store._errors import StoreError, closed_store
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url, scrub
 from deskwork.store.base import IF_ENDABLE_SQL, STATUS_BY_END, RunStore, raise_if_refused
@@ -330,9 +330,25 @@ class _PostgresStore:
         return self._db
 
     def close(self) -> None:
+        """Release the pool: every later call raises :class:`StoreError` (the pool may stay
+        open for the URL's other stores); a second ``close()`` does nothing."""
         if not self._closed:
             self._closed = True
             self._db.release()
+
+    def _connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """:meth:`PostgresDatabase.connection`, while this store is open."""
+        if self._closed:
+            raise closed_store(redact_url(self._db.url))
+        return self._db.connection()
+
+    def _transaction(
+        self, *, piped: bool = False
+    ) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """:meth:`PostgresDatabase.transaction`, while this store is open."""
+        if self._closed:
+            raise closed_store(redact_url(self._db.url))
+        return self._db.transaction(piped=piped)
 
     def _decoding(self, what: str) -> AbstractContextManager[None]:
         """A stored value damaged in place is a StoreError naming the database and the value."""
@@ -380,7 +396,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             try:
                 in_transaction = rows or atomic
                 with (
-                    self._db.transaction(piped=piped) if in_transaction else self._db.connection()
+                    self._transaction(piped=piped) if in_transaction else self._connection()
                 ) as conn:
                     if rows:
                         self._put_blobs(conn, blobs)  # before the rows that refer to them
@@ -426,7 +442,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         try:
             for index, write in enumerate(writes):
                 try:
-                    with self._db.transaction() as conn:
+                    with self._transaction() as conn:
                         if conn.execute(*write).rowcount == 0 and write[0] == _INSERT_EVENT:
                             skipped.append(write[1])
                 except Exception as exc:
@@ -458,7 +474,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return self._fetch(sql, params)
 
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             return conn.execute(sql, params).fetchall()
 
     def flush(self) -> None:
@@ -472,6 +488,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._flush()
 
     def _flush(self) -> None:
+        if self._closed:
+            raise closed_store(redact_url(self._db.url))
         with self._commit_lock:
             if self._pending:
                 with self._write(piped=True):
@@ -565,7 +583,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             finally:
                 self._commit_lock.release()
             if idle:
-                with self._db.connection() as conn:
+                with self._connection() as conn:
                     return _rows_of(conn.execute(sql, params))
         with self._write(piped=True) as conn:
             cursor = conn.execute(sql, params)
@@ -740,7 +758,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         action = "UPDATE SET value=EXCLUDED.value" if overwrite else "NOTHING"
         rows = [(thread_id, key, bytes(value)) for key, value in items]
         self._flush()
-        with self._db.transaction() as conn, conn.cursor() as cursor:
+        with self._transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO deskwork_checkpoints (thread_id, key, value) VALUES (%s, %s, %s)"
                 f" ON CONFLICT (thread_id, key) DO {action}",
@@ -778,7 +796,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
         now = utc_now()
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             cursor = conn.execute(
                 "INSERT INTO deskwork_sessions (id, worker_name, metadata, created_at, updated_at)"
                 " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
@@ -797,7 +815,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     def get_session(self, session_id: str) -> SessionRecord | None:
         if _NUL in session_id:  # an id from outside (/sessions/{id}): not found
             return None
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             row = conn.execute(
                 "SELECT id, worker_name, metadata, created_at, updated_at FROM deskwork_sessions"
                 " WHERE id=%s",
@@ -817,7 +835,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     def get_messages(self, session_id: str) -> list[Message]:
         if _NUL in session_id:
             return []
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             rows = conn.execute(
                 "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
                 " ORDER BY seq",
@@ -828,7 +846,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
         now = utc_now()
-        with self._db.transaction() as conn:
+        with self._transaction() as conn:
             cursor = conn.execute(
                 "UPDATE deskwork_sessions SET updated_at=%s WHERE id=%s", (now, session_id)
             )
@@ -843,7 +861,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 )
 
     def delete_session(self, session_id: str) -> None:
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
 
 

@@ -180,6 +180,7 @@ class SQLiteRunStore(RunStore):
         find the run ``paused`` (``finish_run``, whose update decides), else alone. The
         runs whose events were refused (not ``running``) are in ``_refused_runs`` afterwards."""
         with self._db.lock:
+            self._db.check_open()  # not a commit failure kept from before the close
             self._raise_flush_failure()
             runs, events, blobs = self._pending_runs, self._pending_events, self._pending_blobs
             self._pending_runs, self._pending_events, self._pending_blobs = [], {}, {}
@@ -234,13 +235,14 @@ class SQLiteRunStore(RunStore):
         """Commit the events added but not committed yet (reads and writes do it too; the
         worker does it before it runs a tool, which may run on another thread)."""
         with self._db.lock:
+            self._db.check_open()
             if self._pending_runs or self._pending_events:
                 self._commit_pending()
 
     def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._db.lock:
             self._scheduled.discard(loop)
-            if not (self._pending_runs or self._pending_events):
+            if self._db.closed or not (self._pending_runs or self._pending_events):
                 return
             try:
                 self._commit_pending()
@@ -470,11 +472,16 @@ class SQLiteRunStore(RunStore):
             conn.execute("DELETE FROM checkpoints WHERE thread_id=?", (thread_id,))
 
     def close(self) -> None:
-        try:
-            if self._pending_runs or self._pending_events:
-                self.flush()
-        finally:
-            self._db.close()
+        """Commit what is pending, then close; every later call raises :class:`StoreError`,
+        and a second ``close()`` does nothing (nor after a commit here that failed)."""
+        with self._db.lock:
+            if self._db.closed:
+                return
+            try:
+                if self._pending_runs or self._pending_events:
+                    self._commit_pending()
+            finally:
+                self._db.close()
 
 
 def _update_run(
