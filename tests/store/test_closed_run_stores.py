@@ -5,6 +5,8 @@ nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -43,3 +45,26 @@ def test_every_call_to_a_closed_run_store_raises_store_error(
     with pytest.raises(StoreError, match="is closed"):
         CALLS[call](run_store)
     run_store.close()  # again: nothing
+
+
+def test_an_event_added_in_an_event_loop_after_close_is_refused(run_store: RunStore) -> None:
+    """Inside a loop the SQL stores commit an event later: one added after ``close()`` was
+    accepted and then lost (SQLite), or started a new writer thread (PostgreSQL)."""
+    run_store.create_run("r", None)
+    run_store.close()
+    writers = _writer_threads()
+
+    async def step() -> None:
+        with pytest.raises(StoreError, match="is closed"):
+            run_store.add_event(sample_event("r", 1))
+        with pytest.raises(StoreError, match="is closed"):
+            run_store.begin_run("new", None, runner="w")
+        await asyncio.sleep(0)  # a commit scheduled on this loop would run here
+
+    asyncio.run(step())
+    assert _writer_threads() == writers
+    run_store.close()  # nothing pending: again, nothing
+
+
+def _writer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("deskwork-pg-events")]

@@ -378,6 +378,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._writer: ThreadPoolExecutor | None = None
         self._hurry = threading.Event()  # a writer job waiting for a checkpoint: commit now
         self._refused_runs: set[str] = set()  # runs whose events a commit refused (not running)
+        self._closing = False  # close() began: no write is added (guarded by _pending_lock)
         super().__init__(url)
 
     @contextmanager
@@ -528,6 +529,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             now = True
         if now:
             with self._pending_lock:
+                self._check_adding()
                 self._pending.append(write)
                 self._pending_blobs.update(blobs)
             self._flush()
@@ -535,6 +537,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         carried = _carrier.get()
         can_wait = carried is not None and carried[0] is self
         with self._pending_lock:
+            self._check_adding()  # else kept for a commit that never comes, on a new writer
             self._pending.append(write)
             self._pending_blobs.update(blobs)
             if self._scheduled:
@@ -547,9 +550,16 @@ class PostgresRunStore(_PostgresStore, RunStore):
             writer = self._writer
         writer.submit(self._commit_carried if can_wait else self._commit_pending)
 
+    def _check_adding(self) -> None:
+        """Raise the closed store's error once :meth:`close` began (under ``_pending_lock``)."""
+        if self._closing:
+            raise closed_store(redact_url(self._db.url))
+
     def close(self) -> None:
-        if self._closed:
-            return
+        with self._pending_lock:
+            if self._closing:
+                return
+            self._closing = True
         try:
             if self._writer is not None:
                 self._hurry.set()

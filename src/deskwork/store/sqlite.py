@@ -269,6 +269,7 @@ class SQLiteRunStore(RunStore):
         :meth:`add_event`), so before the run first waits."""
         row, blobs = self._run_row(run_id, input_payload, runner)
         with self._db.lock:
+            self._db.check_open()  # else kept for a commit that never comes
             self._pending_runs.append(row)
             self._commit_soon(blobs)
 
@@ -392,6 +393,7 @@ class SQLiteRunStore(RunStore):
         item = _event_item(event, blobs)
         run_id = event.run_id
         with self._db.lock:
+            self._db.check_open()  # else kept for a commit that never comes
             if self._refused_runs:
                 raise_if_refused(self._refused_runs, run_id)
             if event.type in RUN_END_EVENTS:  # committed now, in a batch of its own
