@@ -10,7 +10,7 @@ from typing import Any
 from deskwork.core.event import END_EVENT_BY_STATUS, Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
-from deskwork.exceptions import RunNotRunningError
+from deskwork.exceptions import ConfigurationError, RunNotRunningError
 
 __all__ = ["ENDABLE", "RunStore"]
 
@@ -28,6 +28,14 @@ def raise_if_refused(refused: set[str], run_id: str) -> None:
     if run_id in refused:
         refused.discard(run_id)
         raise RunNotRunningError(run_id)
+
+
+def check_limit(limit: int | None) -> None:
+    """Raise :class:`ConfigurationError` for a negative ``limit`` of a listing, the same on
+    every store (SQLite read one as no limit, PostgreSQL raised its driver's error, the
+    in-memory store listed none)."""
+    if limit is not None and limit < 0:
+        raise ConfigurationError(f"a limit must be 0 or more, not {limit}")
 
 
 class RunStore(ABC):
@@ -169,13 +177,15 @@ class RunStore(ABC):
         """The most recently updated runs, newest first, without their state.
 
         Args:
-            limit: at most this many.
+            limit: at most this many (a negative one raises
+                :class:`~deskwork.exceptions.ConfigurationError`).
             status: only runs with this stored status (``running``, ``paused``, ...).
             runner: only runs started by the runner of this name.
             since: only runs updated at or after this (timezone-aware) time.
 
         Stores may override; the default lists none.
         """
+        check_limit(limit)
         return []
 
     # -- checkpoints: opaque, key-ordered items per thread (LangGraph checkpoints of a run) --
@@ -197,7 +207,8 @@ class RunStore(ABC):
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
-        """The items of ``thread_id`` whose key starts with ``prefix``, ordered by key."""
+        """The items of ``thread_id`` whose key starts with ``prefix``, ordered by key (at
+        most ``limit``; a negative one raises :class:`~deskwork.exceptions.ConfigurationError`)."""
         raise NotImplementedError(f"{type(self).__name__} does not store checkpoints")
 
     def delete_checkpoint_items(self, thread_id: str) -> None:

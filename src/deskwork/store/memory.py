@@ -23,7 +23,7 @@ from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
 from deskwork.store._errors import closed_store
 from deskwork.store._owner import current_owner
-from deskwork.store.base import ENDABLE, RunStore
+from deskwork.store.base import ENDABLE, RunStore, check_limit
 from deskwork.utils import model_json, utc_now
 
 __all__ = ["InMemoryRunStore"]
@@ -425,10 +425,11 @@ class InMemoryRunStore(RunStore):
     ) -> list[RunRecord]:
         if self._closed:
             raise closed_store(None)
+        check_limit(limit)
         with self._lock:
             items = sorted(self._runs.values(), key=_updated_at, reverse=True)
         chosen = (_listed(item) for item in items if _matches(item, status, runner, since))
-        return list(itertools.islice(chosen, max(limit, 0)))
+        return list(itertools.islice(chosen, limit))
 
     def put_checkpoint_items(
         self, thread_id: str, items: Sequence[tuple[str, bytes]], *, overwrite: bool = True
@@ -451,6 +452,7 @@ class InMemoryRunStore(RunStore):
     ) -> list[tuple[str, bytes]]:
         if self._closed:
             raise closed_store(None)
+        check_limit(limit)
         with self._lock:
             thread = self._checkpoints.get(thread_id, {})
             found = sorted((k, v) for k, v in thread.items() if k.startswith(prefix))

@@ -60,7 +60,13 @@ from deskwork.store._decoding import decoding
 from deskwork.store._errors import StoreError, closed_store
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url, scrub
-from deskwork.store.base import IF_ENDABLE_SQL, STATUS_BY_END, RunStore, raise_if_refused
+from deskwork.store.base import (
+    IF_ENDABLE_SQL,
+    STATUS_BY_END,
+    RunStore,
+    check_limit,
+    raise_if_refused,
+)
 from deskwork.store.session import SessionRecord, SessionStore
 from deskwork.utils import new_id, to_jsonable, utc_now
 
@@ -715,6 +721,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         runner: str | None = None,
         since: datetime | None = None,
     ) -> list[RunRecord]:
+        check_limit(limit)  # (PostgreSQL refuses a negative LIMIT)
         if _NUL in (runner or "") or _NUL in (status or ""):  # GET /runs?runner=a%00b
             return []
         where, params = _filters(status, runner, since)
@@ -783,6 +790,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
+        check_limit(limit)
         order = "DESC" if newest_first else "ASC"
         rows = self._rows(
             "SELECT key, value FROM deskwork_checkpoints WHERE thread_id=%s"

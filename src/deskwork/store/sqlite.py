@@ -57,7 +57,13 @@ from deskwork.store._blobs import (
 from deskwork.store._decoding import decoding
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase
-from deskwork.store.base import IF_ENDABLE_SQL, STATUS_BY_END, RunStore, raise_if_refused
+from deskwork.store.base import (
+    IF_ENDABLE_SQL,
+    STATUS_BY_END,
+    RunStore,
+    check_limit,
+    raise_if_refused,
+)
 from deskwork.utils import utc_now
 
 __all__ = ["SQLiteRunStore"]
@@ -364,6 +370,7 @@ class SQLiteRunStore(RunStore):
         runner: str | None = None,
         since: datetime | None = None,
     ) -> list[RunRecord]:
+        check_limit(limit)  # (SQLite reads a negative LIMIT as none)
         clauses: list[str] = []
         params: list[Any] = []
         for clause, value in (
@@ -460,6 +467,7 @@ class SQLiteRunStore(RunStore):
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
+        check_limit(limit)
         order = "DESC" if newest_first else "ASC"
         with self._read() as conn:
             rows = conn.execute(
