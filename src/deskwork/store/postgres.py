@@ -656,6 +656,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
+        if _NUL in run_id:  # no stored run has one
+            raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         update = _update_run(run_id, status, output, output_json, state, blobs)
         with self._write() as conn:
@@ -675,6 +677,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
     ) -> None:
         """Store the record and the end event in one transaction, with the pending events
         before them."""
+        if _NUL in run_id:  # no stored run has one
+            raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         event = _event_row(end_event, blobs)
@@ -694,6 +698,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise RunNotRunningError(run_id)
 
     def claim_paused(self, run_id: str) -> bool:
+        if _NUL in run_id:
+            return False
         with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE deskwork_runs SET status='running', updated_at=%s, owner=%s"
@@ -791,6 +797,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         check_limit(limit)
+        if _NUL in thread_id or _NUL in prefix:  # no stored thread id or key has one
+            return []
         order = "DESC" if newest_first else "ASC"
         rows = self._rows(
             "SELECT key, value FROM deskwork_checkpoints WHERE thread_id=%s"
@@ -800,6 +808,8 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return [(str(r[0]), bytes(r[1])) for r in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
+        if _NUL in thread_id:
+            return
         with self._write() as conn:
             conn.execute("DELETE FROM deskwork_checkpoints WHERE thread_id=%s", (thread_id,))
 
@@ -863,6 +873,8 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             return [Message.model_validate_json(row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        if _NUL in session_id:  # no stored session has one
+            raise KeyError(f"unknown session {session_id!r}")
         now = utc_now()
         with self._transaction() as conn:
             cursor = conn.execute(
@@ -879,6 +891,8 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 )
 
     def delete_session(self, session_id: str) -> None:
+        if _NUL in session_id:
+            return
         with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
 
