@@ -14,7 +14,9 @@ imports; bare ``import deskwork`` loads next to nothing, its exports are lazy).
 Run: ``python bench/core.py [ROUNDS] [--cpu] [--quick] [--import-only]`` (default 15 rounds;
 prints a markdown table; ``--cpu`` times the runs in process CPU time instead of wall time;
 ``--quick`` times only the in-memory runs beside Agno: no SQLite, LangGraph, memory, concurrency
-or import rows; ``--import-only`` prints only the import rows, from ROUNDS rounds).
+or import rows; ``--import-only`` prints only the import rows, from ROUNDS rounds; ``--floor``
+adds the sync run with its events switched off, and with its run store too, beside Agno: what
+the rest of a run costs, a floor no trimming of events and stores goes below).
 """
 
 from __future__ import annotations
@@ -131,6 +133,40 @@ def _desk(store: str, tmp: str) -> Desk:
     return Desk(model="scripted/m", adapter=_script(), run_store=run_store, storage_dir=tmp)
 
 
+class _Silent(Desk):
+    """A desk whose runs emit nothing: no event is built, stored, reported or published."""
+
+    def _emitter(self, *_args: Any) -> Any:
+        return lambda *_event: None
+
+
+class _NullStore(InMemoryRunStore):
+    """A run store that keeps nothing."""
+
+    def begin_run(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    def update_run(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    def finish_run(self, *_args: Any, **_kwargs: Any) -> bool:
+        return True
+
+
+def floor_timers() -> dict[str, Timer]:
+    """Sync runs of the scenario without events, and without events or a run store."""
+    worker = Worker(name="bench", tools=[add, shout])
+    timers: dict[str, Timer] = {}
+    for name, store in (("no events", InMemoryRunStore()), ("no events, no store", _NullStore())):
+        desk = _Silent(model="scripted/m", adapter=_script(), run_store=store)
+
+        def once(desk: Desk = desk) -> None:
+            assert desk.run(worker, Job(input="add 2 and 3")).status == "completed"
+
+        timers[f"floor {name}"] = _sync_timer(once)
+    return timers
+
+
 def deskwork_timers(tmp: str, stores: tuple[str, ...] = ("memory", "sqlite")) -> dict[str, Timer]:
     """Per-run timers of deskwork: sync/async, in-memory/SQLite store."""
     worker = Worker(name="bench", tools=[add, shout])
@@ -209,8 +245,12 @@ def langgraph_timer() -> Timer | None:
     return _sync_timer(once, RUNS_PER_SAMPLE // 4)
 
 
-def all_timers(tmp: str, stores: tuple[str, ...], langgraph: bool) -> dict[str, Timer]:
+def all_timers(
+    tmp: str, stores: tuple[str, ...], langgraph: bool, floor: bool = False
+) -> dict[str, Timer]:
     timers = deskwork_timers(tmp, stores)
+    if floor:
+        timers.update(floor_timers())
     agno = agno_runner()
     if agno is not None:
         timers["agno sync"] = _sync_timer(agno[0])
@@ -359,6 +399,12 @@ def per_run_rows(s: dict[str, list[float]], count: int, stores: tuple[str, ...])
     )  # fmt: skip
     rows.append(("cost of the sync tool's thread hand-off, per run (async API)",
                  _fmt(hop, 1e6, "µs"), "—"))  # fmt: skip
+    for name in ("no events", "no events, no store"):
+        if f"floor {name}" in s and "agno sync" in s:
+            ratio = _fmt(_ratios(s[f"floor {name}"], s["agno sync"]), 1, "", 2)
+            rows.append((f"floor: deskwork with {name}, sync",
+                         _fmt(s[f"floor {name}"], 1e6, "µs"), "—"))  # fmt: skip
+            rows.append((f"floor: deskwork with {name} / Agno, sync", ratio, "—"))
     if "langgraph sync" in s:
         lg = _fmt(s["langgraph sync"], 1e6, "µs")
         rows.append(("LangGraph ReAct agent per run, sync", lg, "—"))
@@ -405,7 +451,8 @@ def main() -> None:
         return
     stores = ("memory",) if quick else ("memory", "sqlite")
     with tempfile.TemporaryDirectory() as tmp:
-        s = rounds(all_timers(tmp, stores, langgraph=not quick), count)
+        timers = all_timers(tmp, stores, langgraph=not quick, floor="--floor" in flags)
+        s = rounds(timers, count)
         rows = per_run_rows(s, count, stores)
         if not quick:
             rows += other_rows(tmp, count)
