@@ -149,7 +149,7 @@ class _NullStore(InMemoryRunStore):
     def update_run(self, *_args: Any, **_kwargs: Any) -> None:
         return None
 
-    def finish_run(self, *_args: Any, **_kwargs: Any) -> bool:
+    def finish_run(self, *_args: Any, **_kwargs: Any) -> bool:  # type: ignore[override]
         return True
 
 
@@ -401,10 +401,10 @@ def per_run_rows(s: dict[str, list[float]], count: int, stores: tuple[str, ...])
                  _fmt(hop, 1e6, "µs"), "—"))  # fmt: skip
     for name in ("no events", "no events, no store"):
         if f"floor {name}" in s and "agno sync" in s:
-            ratio = _fmt(_ratios(s[f"floor {name}"], s["agno sync"]), 1, "", 2)
+            floor = _fmt(_ratios(s[f"floor {name}"], s["agno sync"]), 1, "", 2)
             rows.append((f"floor: deskwork with {name}, sync",
                          _fmt(s[f"floor {name}"], 1e6, "µs"), "—"))  # fmt: skip
-            rows.append((f"floor: deskwork with {name} / Agno, sync", ratio, "—"))
+            rows.append((f"floor: deskwork with {name} / Agno, sync", floor, "—"))
     if "langgraph sync" in s:
         lg = _fmt(s["langgraph sync"], 1e6, "µs")
         rows.append(("LangGraph ReAct agent per run, sync", lg, "—"))
