@@ -98,8 +98,16 @@ class SQLiteDatabase:
 
     @contextmanager
     def transaction(self, *, immediate: bool = False) -> Iterator[sqlite3.Connection]:
-        """The connection inside one transaction, committed on success, rolled back on error."""
+        """The connection inside one transaction, committed on success, rolled back on error.
+
+        A transaction still open here was left by a write an exception interrupted before it
+        could roll back (a signal handler's, such as Ctrl-C's, raised between its ``BEGIN``
+        and its ``try``): it never committed, and is rolled back, or every later write would
+        fail with "cannot start a transaction within a transaction".
+        """
         with self.locked() as conn:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
             try:
                 yield conn
