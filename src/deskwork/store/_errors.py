@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deskwork.exceptions import StoreError
 
-__all__ = ["StoreError", "closed_store"]
+__all__ = ["StoreError", "check_keys", "closed_store", "refused_value"]
 
 
 def closed_store(location: str | None) -> StoreError:
@@ -14,3 +14,19 @@ def closed_store(location: str | None) -> StoreError:
     for an unreachable server)."""
     where = f"the store at {location}" if location else "the in-memory store"
     return StoreError(f"{where} is closed: it takes no more calls", location=location)
+
+
+def refused_value(location: str | None, reason: str) -> StoreError:
+    """The error of a write whose value a store refuses for good (retrying cannot help)."""
+    where = f"the database at {location}" if location else "the in-memory store"
+    return StoreError(f"{where} refused a value: {reason}", location=location)
+
+
+def check_keys(location: str | None, *texts: str | None) -> None:
+    """Refuse a NUL character in an id or a name a store keeps as a key (a run or session
+    id, a runner or worker name, an event's fields, a checkpoint's thread id and keys), the
+    same on every store: a PostgreSQL text column cannot hold one, and a read by such a key
+    is unknown everywhere (no stored key has one)."""
+    for text in texts:
+        if text is not None and "\x00" in text:
+            raise refused_value(location, f"a NUL character in the id or name {text!r}")

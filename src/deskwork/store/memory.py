@@ -21,7 +21,7 @@ from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
-from deskwork.store._errors import closed_store
+from deskwork.store._errors import check_keys, closed_store
 from deskwork.store._owner import current_owner
 from deskwork.store.base import ENDABLE, RunStore, check_limit
 from deskwork.utils import model_json, utc_now
@@ -271,6 +271,8 @@ class InMemoryRunStore(RunStore):
         _check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()
         if type(run_id) is str and (runner is None or type(runner) is str):
+            if "\x00" in run_id or (runner is not None and "\x00" in runner):
+                check_keys(None, run_id, runner)  # as the stores that persist
             # the fields have their types already: validation would only copy them
             values = {"run_id": run_id, "status": "running", "input": input_payload,
                       "output": None, "output_json": None, "created_at": now,
@@ -401,6 +403,8 @@ class InMemoryRunStore(RunStore):
                 events.append(stored)
                 return
             status = _status(self._runs.get(run_id))
+            if status is None:  # a log of events alone: its run id is a key as a run's is
+                check_keys(None, run_id)
             if status in (None, "running"):  # its first event, or its first since resumed
                 self._events[run_id] = [*(events or ()), stored]
             elif END_EVENT_BY_STATUS.get(status) == event.type:
@@ -436,6 +440,7 @@ class InMemoryRunStore(RunStore):
     ) -> None:
         if self._closed:
             raise closed_store(None)
+        check_keys(None, thread_id, *(key for key, _ in items))
         with self._lock:
             thread = self._checkpoints.setdefault(thread_id, {})
             for key, value in items:

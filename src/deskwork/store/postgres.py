@@ -57,7 +57,7 @@ from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError, RunNotRunningError
 from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import StoreError, closed_store
+from deskwork.store._errors import StoreError, check_keys, closed_store, refused_value
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url, scrub
 from deskwork.store.base import (
@@ -194,11 +194,10 @@ class PostgresDatabase:
         try:
             with self.pool.connection() as conn:
                 yield conn
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except (psycopg.OperationalError, psycopg.DataError, PoolTimeout) as exc:
             where, reason = redact_url(self.url), _reason(exc, self.url)
-            if isinstance(exc, psycopg.errors.ProgramLimitExceeded):  # the value, not the server
-                message = f"the database at {where} refused a value: {reason}"
-                raise StoreError(message, location=where) from exc
+            if isinstance(exc, psycopg.errors.ProgramLimitExceeded | psycopg.DataError):
+                raise refused_value(where, reason) from exc  # the value, not the server
             raise StoreError(
                 f"the database at {where} cannot be reached: {reason}", location=where
             ) from exc
@@ -642,6 +641,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     def _run_row(
         self, run_id: str, input_payload: Any, runner: str | None
     ) -> tuple[_Write, dict[str, str]]:
+        check_keys(redact_url(self._db.url), run_id, runner)  # refused now, not on the writer
         now = utc_now()
         owner = current_owner().model_dump_json()
         blobs: dict[str, str] = {}
@@ -681,7 +681,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
-        event = _event_row(end_event, blobs)
+        event = self._event_row(end_event, blobs)
         if self._refused_runs:
             raise_if_refused(self._refused_runs, run_id)
         with self._write(atomic=True, piped=True) as conn:  # one round trip
@@ -749,10 +749,18 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise_if_refused(self._refused_runs, run_id)
         blobs: dict[str, str] = {}
         also = STATUS_BY_END.get(event.type, "running")  # an end: the record may have it
-        row = (*_event_row(event, blobs), run_id, also)
+        row = (*self._event_row(event, blobs), run_id, also)
         self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
         if self._refused_runs:  # committed now (an end, or outside a loop) and refused
             raise_if_refused(self._refused_runs, run_id)
+
+    def _event_row(self, event: Event, blobs: dict[str, str]) -> tuple[Any, ...]:
+        """:func:`_event_row`, its texts checked now (on the writer thread a refused one was
+        dropped and logged after ``add_event`` had returned)."""
+        row = _event_row(event, blobs)
+        if _NUL in row[0] or _NUL in row[1] or _NUL in row[2] or _NUL in row[4]:
+            check_keys(redact_url(self._db.url), *row[:3], row[4])
+        return row
 
     def get_events(self, run_id: str) -> list[Event]:
         if _NUL in run_id:
@@ -780,6 +788,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     ) -> None:
         action = "UPDATE SET value=EXCLUDED.value" if overwrite else "NOTHING"
         rows = [(thread_id, key, bytes(value)) for key, value in items]
+        check_keys(redact_url(self._db.url), thread_id, *(key for _, key, _ in rows))
         self._flush()
         with self._transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
@@ -823,6 +832,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
+        check_keys(redact_url(self._db.url), session_id, worker_name)
         now = utc_now()
         with self._connection() as conn:
             cursor = conn.execute(
@@ -930,7 +940,7 @@ def _refused(exc: BaseException) -> bool:
     import psycopg
 
     if isinstance(exc, StoreError):
-        return isinstance(exc.__cause__, psycopg.errors.ProgramLimitExceeded)
+        return isinstance(exc.__cause__, psycopg.errors.ProgramLimitExceeded | psycopg.DataError)
     return isinstance(exc, (psycopg.DataError, psycopg.IntegrityError, UnicodeError))
 
 

@@ -15,6 +15,7 @@ from pydantic import Field
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.store._decoding import decoding
+from deskwork.store._errors import check_keys
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
@@ -78,6 +79,7 @@ class InMemorySessionStore(SessionStore):
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
+        check_keys(None, session_id, worker_name)  # as the stores that persist
         now = utc_now()
         record = SessionRecord(
             id=session_id,
@@ -144,6 +146,7 @@ class SQLiteSessionStore(SessionStore):
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
+        check_keys(str(self._db.path), session_id, worker_name)
         now = utc_now()
         with self._db.locked() as conn:
             cursor = conn.execute(

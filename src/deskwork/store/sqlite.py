@@ -55,6 +55,7 @@ from deskwork.store._blobs import (
     unpack_value,
 )
 from deskwork.store._decoding import decoding
+from deskwork.store._errors import check_keys
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase
 from deskwork.store.base import (
@@ -295,6 +296,7 @@ class SQLiteRunStore(RunStore):
         self, run_id: str, input_payload: Any, runner: str | None
     ) -> tuple[tuple[Any, ...], dict[str, str]]:
         """The parameters of ``_INSERT_RUN`` for a new run (a large input in the blobs)."""
+        check_keys(str(self.path), run_id, runner)
         now = utc_now().isoformat()
         owner = self._owner_json()
         blobs: dict[str, str] = {}
@@ -399,6 +401,8 @@ class SQLiteRunStore(RunStore):
         blobs: dict[str, str] = {}
         item = _event_item(event, blobs)
         run_id = event.run_id
+        if "\x00" in run_id:  # a key, as a run's id (an event's other texts are in its JSON)
+            check_keys(str(self.path), run_id)
         with self._db.lock:
             self._db.check_open()  # else kept for a commit that never comes
             if self._refused_runs:
@@ -454,6 +458,7 @@ class SQLiteRunStore(RunStore):
     ) -> None:
         verb = "INSERT OR REPLACE" if overwrite else "INSERT OR IGNORE"
         rows = [(thread_id, key, bytes(value)) for key, value in items]
+        check_keys(str(self.path), thread_id, *(key for _, key, _ in rows))
         with self._write() as conn:
             conn.executemany(
                 f"{verb} INTO checkpoints (thread_id, key, value) VALUES (?, ?, ?)", rows
