@@ -73,6 +73,7 @@ class _Tick(BaseException):
 
 
 def test_an_exception_from_a_signal_handler_never_leaves_a_run_unable_to_emit() -> None:
+    import gc
     import signal
     import time
 
@@ -89,6 +90,10 @@ def test_an_exception_from_a_signal_handler_never_leaves_a_run_unable_to_emit() 
             armed = False
             raise _Tick
 
+    # no collection while armed: a tick in a finalizer or weakref callback of an earlier
+    # test's garbage would be swallowed there ("unraisable") and leave that cleanup half done
+    gc.collect()
+    gc.disable()
     previous = signal.signal(signal.SIGALRM, handler)
     signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
     ticks, deadline = 0, time.monotonic() + 1.5
@@ -104,6 +109,7 @@ def test_an_exception_from_a_signal_handler_never_leaves_a_run_unable_to_emit() 
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
         signal.signal(signal.SIGALRM, previous)
+        gc.enable()
     # the run's lock was released on every interrupted emit: the next event is stored at once
     done = threading.Event()
     threading.Thread(target=lambda: (emit("custom.y", "s", {}), done.set()), daemon=True).start()
