@@ -4,12 +4,14 @@ and none of those it refused."""
 
 from __future__ import annotations
 
+import builtins
 import sys
 import threading
 from collections.abc import Iterator
 
 import pytest
 
+import deskwork.store.memory as memory
 from deskwork.core.event import new_event
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import RunNotRunningError
@@ -76,3 +78,34 @@ def test_a_run_ended_by_another_thread_keeps_exactly_the_events_it_accepted(
         assert len(refused) == 4
         assert stored == kept
         assert not stored & refused
+
+
+class _AsTuple(type):
+    """A stand-in for ``tuple`` that ``isinstance`` takes for it."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, builtins.tuple)
+
+
+def test_an_append_racing_the_close_is_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deterministic: an add whose append lands after the close copied the run's list, and
+    whose check runs before the copy replaces it, returns; so its event is stored."""
+    store = InMemoryRunStore()
+    store.create_run("r", "input")
+    store.add_event(new_event("r", "step.started", "s", {}))
+    racing = new_event("r", "step.started", "racer", {})
+    fired = []
+
+    class TupleThenRace(metaclass=_AsTuple):  # the module's ``tuple``, whose copy races
+        def __new__(cls, items=()):  # type: ignore[no-untyped-def]
+            copied = builtins.tuple(items)
+            if not fired and type(items) is list:  # the close's copy: another add lands now
+                fired.append(True)
+                store.add_event(racing)  # returns: its list is still the run's
+            return copied
+
+    monkeypatch.setattr(memory, "tuple", TupleThenRace, raising=False)
+    store.update_run("r", "paused", None, None, None)
+    monkeypatch.undo()
+    assert fired
+    assert racing.event_id in [e.event_id for e in store.get_events("r")]
