@@ -56,6 +56,7 @@ class SQLiteDatabase:
         except sqlite3.DatabaseError as exc:
             raise _damaged(self.path, str(exc)) from None
         self.lock = threading.RLock()
+        self._committing = False
         self.closed = False
         try:
             self._prepare(check=check and not memory)
@@ -106,6 +107,7 @@ class SQLiteDatabase:
         fail with "cannot start a transaction within a transaction".
         """
         with self.locked() as conn:
+            self._committing = False
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
@@ -114,7 +116,14 @@ class SQLiteDatabase:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            self._committing = True  # (an assignment runs no signal handler)
             conn.execute("COMMIT")
+
+    def committed(self) -> bool:
+        """Whether the last :meth:`transaction` committed, for a caller an exception reached:
+        one a signal handler raised just after its ``COMMIT`` returned left it committed (a
+        failed ``COMMIT`` leaves the transaction open). Call it under :attr:`lock`."""
+        return self._committing and not self.conn.in_transaction
 
     def migrate(self, component: str, migrations: Sequence[Sequence[str]]) -> None:
         """Apply the migrations ``component`` lacks; version ``n`` is ``migrations[n - 1]``."""

@@ -191,6 +191,7 @@ class SQLiteRunStore(RunStore):
             self._raise_flush_failure()
             runs, events, blobs = self._pending_runs, self._pending_events, self._pending_blobs
             self._pending_runs, self._pending_events, self._pending_blobs = [], {}, {}
+            refused: list[str] = []
             try:
                 # IMMEDIATE: take the write lock first (waiting up to busy_timeout), so a
                 # writer that commits meanwhile cannot make this transaction fail as stale
@@ -198,14 +199,16 @@ class SQLiteRunStore(RunStore):
                     self._put_blobs(conn, blobs)
                     if runs:
                         conn.executemany(_INSERT_RUN, runs)
-                    refused: list[str] = []
                     if events or end:
                         batches = _batches(events, end)
                         if conn.executemany(_INSERT_BATCH, batches).rowcount < len(batches):
                             refused = _refusals(conn, batches)  # rare: look which
                     yield conn
             except BaseException:
-                self._keep_pending(runs, events, blobs)
+                if not self._db.committed():
+                    self._keep_pending(runs, events, blobs)
+                else:  # raised after the COMMIT (a signal handler's): stored, not again
+                    self._refused_runs.update(refused)
                 raise
             self._refused_runs.update(refused)
 
