@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
-from deskwork.store._errors import StoreError
+from deskwork.store._errors import StoreError, unstorable_text
 from deskwork.utils import model_json, to_jsonable
 
 __all__ = [
@@ -29,11 +29,13 @@ __all__ = [
     "Fetch",
     "check_sizes",
     "check_text",
+    "escape_text",
     "is_plain_json",
     "pack_json",
     "pack_jsonable",
     "pack_model",
     "packs_unchanged",
+    "unescape_text",
     "unpack_json",
     "unpack_value",
 ]
@@ -204,6 +206,28 @@ def check_text(text: str | None) -> str | None:
     """A plain text column's value (a run's output, kept as it is), checked against the limit."""
     if text is not None and len(text) > MAX_STORED_CHARS:
         _split(text, {})  # raises the size error
+    return text
+
+
+def escape_text(text: str | None) -> tuple[str | None, bool | None]:
+    """A run's output as a PostgreSQL text column holds it (checked against the limit), and
+    whether it is escaped: the text as it is and ``None``, or, when it holds a character
+    such a column cannot hold (a NUL, a lone surrogate: ``unstorable_text``), its JSON text
+    (ASCII, ``"\\u0000"``) and ``True``. So a text without one is stored as it was before
+    the flag existed, and a row stored then reads as it did."""
+    text = check_text(text)
+    if text is None or not unstorable_text(text):
+        return text, None
+    return json.dumps(text), True
+
+
+def unescape_text(stored: str | None, escaped: bool | None) -> str | None:
+    """The text :func:`escape_text` stored (a ``ValueError`` if an escaped one is damaged)."""
+    if not escaped or stored is None:
+        return stored
+    text = json.loads(stored)
+    if type(text) is not str:
+        raise ValueError("an escaped text is not a JSON string")
     return text
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from deskwork.store._errors import StoreError, closed_store
 
-__all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems"]
+__all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems", "sendable"]
 
 QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024
 """Files up to this size are checked with ``PRAGMA quick_check`` when opened (~0.1 s/64 MB)."""
@@ -27,6 +27,19 @@ _SCHEMA_TABLE = (
     "CREATE TABLE IF NOT EXISTS deskwork_schema"
     " (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
 )
+
+
+def sendable(text: str) -> str | bytes:
+    """``text`` as sqlite3 can send it: as it is, or, with a lone surrogate in it (which
+    UTF-8 cannot encode: sqlite3 raises ``UnicodeEncodeError``), its bytes with the surrogate
+    kept (``surrogatepass``), a BLOB, whose type tells it apart from a text when read."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
 
 
 def _damaged(path: Path, problem: str) -> StoreError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import Sequence
 from datetime import datetime
@@ -46,13 +47,28 @@ def _event_json(
 
 
 def _stored_event(event: Event) -> _StoredEvent:
-    """``event`` as kept: its payload as JSON text (checked against the size limit)."""
+    """``event`` as kept: its payload as JSON text (checked against the size limit); one
+    with a lone surrogate in a text (``"\\ud800"``, which pydantic-core's JSON neither
+    writes nor reads) as ``json.dumps`` writes it (escaped), as the SQL stores keep it."""
     v = event.__dict__  # its fields (one lookup, not six)
     data = v["payload"]
-    payload = to_json(data, inf_nan_mode="null") if data else b"{}"  # as model_dump_json
+    try:
+        payload = to_json(data, inf_nan_mode="null") if data else b"{}"  # as model_dump_json
+    except PydanticSerializationError:
+        payload = json.dumps(data, default=str).encode()
     if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
         check_sizes(data)
     return (v["event_id"], v["type"], v["timestamp"], v["run_id"], v["source"], payload)
+
+
+def _event(item: _StoredEvent) -> Event:
+    """The event ``item`` keeps."""
+    try:
+        return Event.model_validate_json(_event_json(*item))
+    except ValueError:  # a lone surrogate in a text: pydantic-core's JSON cannot hold it
+        event_id, type, timestamp, run_id, source, payload = item
+        return Event(event_id=event_id, type=type, timestamp=timestamp, run_id=run_id,
+                     source=source, payload=json.loads(payload))  # fmt: skip
 
 
 _FINISHED = frozenset(("completed", "failed"))
@@ -271,7 +287,9 @@ class InMemoryRunStore(RunStore):
         _check_sizes(input_payload)  # the same limit as the stores that persist
         now = utc_now()
         if type(run_id) is str and (runner is None or type(runner) is str):
-            if "\x00" in run_id or (runner is not None and "\x00" in runner):
+            if not (run_id.isascii() and (runner is None or runner.isascii())) or (
+                "\x00" in run_id or (runner is not None and "\x00" in runner)
+            ):
                 check_keys(None, run_id, runner)  # as the stores that persist
             # the fields have their types already: validation would only copy them
             values = {"run_id": run_id, "status": "running", "input": input_payload,
@@ -417,7 +435,7 @@ class InMemoryRunStore(RunStore):
             raise closed_store(None)
         with self._lock:
             stored = list(self._events.get(run_id, ()))
-        return [Event.model_validate_json(_event_json(*item)) for item in stored]
+        return [_event(item) for item in stored]
 
     def list_runs(
         self,

@@ -55,9 +55,15 @@ from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError, RunNotRunningError
-from deskwork.store._blobs import Fetch, check_text, pack_json, unpack_json
+from deskwork.store._blobs import Fetch, escape_text, pack_json, unescape_text, unpack_json
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import StoreError, check_keys, closed_store, refused_value
+from deskwork.store._errors import (
+    StoreError,
+    check_keys,
+    closed_store,
+    refused_value,
+    unstorable_text,
+)
 from deskwork.store._owner import current_owner
 from deskwork.store._url import redact_url, scrub
 from deskwork.store.base import (
@@ -268,6 +274,9 @@ _RUN_MIGRATIONS: list[list[str]] = [
     [
         "CREATE TABLE IF NOT EXISTS deskwork_blobs (hash TEXT PRIMARY KEY, data TEXT NOT NULL)",
     ],
+    # a run's output with a NUL or a lone surrogate (which a text column cannot hold) is
+    # stored as its JSON text, marked here (_blobs.escape_text); NULL for every other output
+    ["ALTER TABLE deskwork_runs ADD COLUMN IF NOT EXISTS output_escaped BOOLEAN"],
 ]
 _SESSION_MIGRATIONS: list[list[str]] = [
     [
@@ -286,7 +295,8 @@ RUN_SCHEMA_VERSION = len(_RUN_MIGRATIONS)
 SESSION_SCHEMA_VERSION = len(_SESSION_MIGRATIONS)
 
 _RUN_COLUMNS = (
-    "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner"
+    "run_id, status, input, output, output_json, created_at, updated_at, {state}, runner, owner,"
+    " output_escaped"
 )
 _INSERT_EVENT = (  # not if its run is there but not running (nor of the status it may also
     # find: RunStore); the run's row locked FOR SHARE, so an end stored meanwhile by another
@@ -300,8 +310,9 @@ _UPSERT_RUN = (
     "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (%s, 'running', %s, %s, %s, %s, %s)"
     " ON CONFLICT (run_id) DO UPDATE SET status='running', input=EXCLUDED.input,"
-    " output=NULL, output_json=NULL, state=NULL, created_at=EXCLUDED.created_at,"
-    " updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner, owner=EXCLUDED.owner"
+    " output=NULL, output_escaped=NULL, output_json=NULL, state=NULL,"
+    " created_at=EXCLUDED.created_at, updated_at=EXCLUDED.updated_at, runner=EXCLUDED.runner,"
+    " owner=EXCLUDED.owner"
 )
 _FINISH_RUN = (
     "WITH updated AS ({update} RETURNING run_id)"
@@ -309,7 +320,6 @@ _FINISH_RUN = (
     " SELECT %s, %s, %s, %s, %s, %s FROM updated"
 )
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
-_NUL = "\x00"  # no id stored holds one (a text column refuses it): a read by such an id is empty
 _PUT_BLOB = "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING"
 _log = logging.getLogger("deskwork.store")
 
@@ -656,7 +666,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
-        if _NUL in run_id:  # no stored run has one
+        if unstorable_text(run_id):  # no stored run has one
             raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         update = _update_run(run_id, status, output, output_json, state, blobs)
@@ -677,7 +687,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     ) -> None:
         """Store the record and the end event in one transaction, with the pending events
         before them."""
-        if _NUL in run_id:  # no stored run has one
+        if unstorable_text(run_id):  # no stored run has one
             raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
@@ -698,7 +708,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise RunNotRunningError(run_id)
 
     def claim_paused(self, run_id: str) -> bool:
-        if _NUL in run_id:
+        if unstorable_text(run_id):
             return False
         with self._write() as conn:
             cursor = conn.execute(
@@ -709,7 +719,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        if _NUL in run_id:  # an id from outside (GET /runs/{id}): not found, not a DataError
+        if unstorable_text(run_id):  # an id from outside (GET /runs/{id}): not found, no error
             return None
         rows = self._rows(
             f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
@@ -728,7 +738,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)  # (PostgreSQL refuses a negative LIMIT)
-        if _NUL in (runner or "") or _NUL in (status or ""):  # GET /runs?runner=a%00b
+        if unstorable_text(runner or "") or unstorable_text(status or ""):  # GET /runs?runner=a%00b
             return []
         where, params = _filters(status, runner, since)
         rows = self._rows(
@@ -758,12 +768,13 @@ class PostgresRunStore(_PostgresStore, RunStore):
         """:func:`_event_row`, its texts checked now (on the writer thread a refused one was
         dropped and logged after ``add_event`` had returned)."""
         row = _event_row(event, blobs)
-        if _NUL in row[0] or _NUL in row[1] or _NUL in row[2] or _NUL in row[4]:
+        texts = row[0] + row[1] + row[2] + row[4]
+        if "\x00" in texts or not texts.isascii():  # (check_keys: whether one is unstorable)
             check_keys(redact_url(self._db.url), *row[:3], row[4])
         return row
 
     def get_events(self, run_id: str) -> list[Event]:
-        if _NUL in run_id:
+        if unstorable_text(run_id):
             return []
         rows = self._rows(
             "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
@@ -806,7 +817,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         check_limit(limit)
-        if _NUL in thread_id or _NUL in prefix:  # no stored thread id or key has one
+        if unstorable_text(thread_id) or unstorable_text(prefix):  # no stored one has it
             return []
         order = "DESC" if newest_first else "ASC"
         rows = self._rows(
@@ -817,7 +828,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return [(str(r[0]), bytes(r[1])) for r in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
-        if _NUL in thread_id:
+        if unstorable_text(thread_id):
             return
         with self._write() as conn:
             conn.execute("DELETE FROM deskwork_checkpoints WHERE thread_id=%s", (thread_id,))
@@ -851,7 +862,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
-        if _NUL in session_id:  # an id from outside (/sessions/{id}): not found
+        if unstorable_text(session_id):  # an id from outside (/sessions/{id}): not found
             return None
         with self._connection() as conn:
             row = conn.execute(
@@ -871,7 +882,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             )
 
     def get_messages(self, session_id: str) -> list[Message]:
-        if _NUL in session_id:
+        if unstorable_text(session_id):
             return []
         with self._connection() as conn:
             rows = conn.execute(
@@ -883,7 +894,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             return [Message.model_validate_json(row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        if _NUL in session_id:  # no stored session has one
+        if unstorable_text(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now()
         with self._transaction() as conn:
@@ -901,7 +912,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 )
 
     def delete_session(self, session_id: str) -> None:
-        if _NUL in session_id:
+        if unstorable_text(session_id):
             return
         with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))
@@ -972,13 +983,13 @@ def _update_run(
 ) -> _Write:
     """The statement that stores a run's status, output and state (large values in ``blobs``)."""
     values = (
-        check_text(output),
+        *escape_text(output),
         pack_json(to_jsonable(output_json), blobs),
         pack_json(state.model_dump(mode="json") if state is not None else None, blobs),
     )
     return (
-        "UPDATE deskwork_runs SET status=%s, output=%s, output_json=%s, state=%s,"
-        " updated_at=%s WHERE run_id=%s",
+        "UPDATE deskwork_runs SET status=%s, output=%s, output_escaped=%s, output_json=%s,"
+        " state=%s, updated_at=%s WHERE run_id=%s",
         (status, *values, utc_now(), run_id),
     )
 
@@ -1001,7 +1012,7 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
         run_id=row[0],
         status=row[1],
         input=unpack_json(row[2], fetch),
-        output=row[3],
+        output=unescape_text(row[3], row[10]),
         output_json=unpack_json(row[4], fetch),
         created_at=row[5],
         updated_at=row[6],

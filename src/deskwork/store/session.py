@@ -15,7 +15,7 @@ from pydantic import Field
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import check_keys
+from deskwork.store._errors import check_keys, unstorable_text
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
@@ -165,6 +165,8 @@ class SQLiteSessionStore(SessionStore):
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
+        if unstorable_text(session_id):  # an id from outside (/sessions/{id}): not found
+            return None
         with self._db.locked() as conn:
             row = conn.execute(
                 "SELECT id, worker_name, metadata, created_at, updated_at FROM sessions WHERE id=?",
@@ -182,6 +184,8 @@ class SQLiteSessionStore(SessionStore):
             )
 
     def get_messages(self, session_id: str) -> list[Message]:
+        if unstorable_text(session_id):  # (sqlite3 cannot send a lone surrogate)
+            return []
         with self._db.locked() as conn:
             rows = conn.execute(
                 "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
@@ -191,6 +195,8 @@ class SQLiteSessionStore(SessionStore):
             return [Message.model_validate_json(row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        if unstorable_text(session_id):  # no stored session has one
+            raise KeyError(f"unknown session {session_id!r}")
         now = utc_now().isoformat()
         with self._db.transaction() as conn:
             cursor = conn.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now, session_id))
@@ -204,6 +210,8 @@ class SQLiteSessionStore(SessionStore):
             )
 
     def delete_session(self, session_id: str) -> None:
+        if unstorable_text(session_id):
+            return
         with self._db.locked() as conn:
             conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
 

@@ -55,9 +55,9 @@ from deskwork.store._blobs import (
     unpack_value,
 )
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import check_keys
+from deskwork.store._errors import check_keys, unstorable_text
 from deskwork.store._owner import current_owner
-from deskwork.store._sqlite import SQLiteDatabase
+from deskwork.store._sqlite import SQLiteDatabase, sendable
 from deskwork.store.base import (
     IF_ENDABLE_SQL,
     STATUS_BY_END,
@@ -314,6 +314,8 @@ class SQLiteRunStore(RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
+        if unstorable_text(run_id):  # no stored run has one (sqlite3 cannot send a surrogate)
+            raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         update = _update_run(run_id, status, output, output_json, state, blobs)
         with self._write() as conn:
@@ -333,6 +335,8 @@ class SQLiteRunStore(RunStore):
     ) -> None:
         """Store the record and the end event in one transaction, with the pending events
         before them."""
+        if unstorable_text(run_id):  # no stored run has one
+            raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         end = (end_event.run_id, _event_item(end_event, blobs), "paused")
@@ -350,6 +354,8 @@ class SQLiteRunStore(RunStore):
                 raise
 
     def claim_paused(self, run_id: str) -> bool:
+        if unstorable_text(run_id):
+            return False
         with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE runs SET status='running', updated_at=?, owner=?"
@@ -359,6 +365,8 @@ class SQLiteRunStore(RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
+        if unstorable_text(run_id):  # an id from outside (GET /runs/{id}): not found
+            return None
         with self._read() as conn:
             row = conn.execute(
                 f"SELECT {_COLUMNS.format(state='state')} FROM runs WHERE run_id=?",
@@ -376,6 +384,8 @@ class SQLiteRunStore(RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)  # (SQLite reads a negative LIMIT as none)
+        if unstorable_text(runner or "") or unstorable_text(status or ""):
+            return []
         clauses: list[str] = []
         params: list[Any] = []
         for clause, value in (
@@ -404,8 +414,8 @@ class SQLiteRunStore(RunStore):
         blobs: dict[str, str] = {}
         item = _event_item(event, blobs)
         run_id = event.run_id
-        if "\x00" in run_id:  # a key, as a run's id (an event's other texts are in its JSON)
-            check_keys(str(self.path), run_id)
+        if "\x00" in run_id or not run_id.isascii():  # a key, as a run's id (check_keys
+            check_keys(str(self.path), run_id)  # tells; an event's other texts are in its JSON)
         with self._db.lock:
             self._db.check_open()  # else kept for a commit that never comes
             if self._refused_runs:
@@ -445,6 +455,8 @@ class SQLiteRunStore(RunStore):
             loop.call_soon(self._flush_soon, loop)
 
     def get_events(self, run_id: str) -> list[Event]:
+        if unstorable_text(run_id):
+            return []
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT events FROM event_batches WHERE run_id=? ORDER BY seq", (run_id,)
@@ -476,6 +488,8 @@ class SQLiteRunStore(RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         check_limit(limit)
+        if unstorable_text(thread_id) or unstorable_text(prefix):  # no stored one has it
+            return []
         order = "DESC" if newest_first else "ASC"
         with self._read() as conn:
             rows = conn.execute(
@@ -486,6 +500,8 @@ class SQLiteRunStore(RunStore):
         return [(row[0], bytes(row[1])) for row in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
+        if unstorable_text(thread_id):
+            return
         with self._write() as conn:
             conn.execute("DELETE FROM checkpoints WHERE thread_id=?", (thread_id,))
 
@@ -511,7 +527,9 @@ def _update_run(
     blobs: dict[str, str],
 ) -> _Write:
     """The statement that stores a run's status, output and state (large values in ``blobs``)."""
-    values = (check_text(output), pack_jsonable(output_json, blobs), pack_model(state, blobs))
+    text = check_text(output)
+    stored = None if text is None else sendable(text)  # a lone surrogate: a BLOB (_record)
+    values = (stored, pack_jsonable(output_json, blobs), pack_model(state, blobs))
     return (
         "UPDATE runs SET status=?, output=?, output_json=?, state=?, updated_at=? WHERE run_id=?",
         (status, *values, utc_now().isoformat(), run_id),
@@ -619,7 +637,7 @@ def _record(row: Sequence[Any], fetch: Fetch) -> RunRecord:
         run_id=row[0],
         status=row[1],
         input=unpack_json(row[2], fetch),
-        output=row[3],
+        output=row[3].decode("utf-8", "surrogatepass") if type(row[3]) is bytes else row[3],
         output_json=unpack_json(row[4], fetch),
         created_at=datetime.fromisoformat(row[5]),
         updated_at=datetime.fromisoformat(row[6]),
