@@ -9,7 +9,13 @@ __all__ = ["ExternalMemoryStore", "MemoryStore"]
 
 
 class MemoryStore(ABC):
-    """Key/value memory in named scopes (for example ``worker:Analyst`` or ``desk``)."""
+    """Key/value memory in named scopes (for example ``worker:Analyst`` or ``desk``).
+
+    After :meth:`close`, every call raises :class:`~deskwork.exceptions.StoreError` ("... is
+    closed"), on every built-in store (as a :class:`~deskwork.store.RunStore` does), and a
+    second :meth:`close` does nothing; what was written before stays (a store on disk
+    reopened shows it).
+    """
 
     @abstractmethod
     def write(self, key: str, value: Any, scope: str) -> None:
@@ -28,7 +34,8 @@ class MemoryStore(ABC):
         """Forget everything in ``scope``."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources (database connections); a no-op by default."""
+        """Release resources (database connections); a no-op by default (see the class: a
+        closed store)."""
 
 
 class ExternalMemoryStore(MemoryStore):

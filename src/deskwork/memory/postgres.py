@@ -28,7 +28,7 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
 
     def write(self, key: str, value: Any, scope: str) -> None:
         encoded = json.dumps(to_jsonable(value), ensure_ascii=False)  # searchable as written
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             conn.execute(
                 "INSERT INTO deskwork_memory (scope, key, value, updated_at)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT (scope, key)"
@@ -37,7 +37,7 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
             )
 
     def read(self, key: str, scope: str) -> Any | None:
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             row = conn.execute(
                 "SELECT value FROM deskwork_memory WHERE scope=%s AND key=%s", (scope, key)
             ).fetchone()
@@ -46,7 +46,7 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             rows = conn.execute(
                 "SELECT key, value FROM deskwork_memory WHERE scope=%s"
                 ' AND (key ILIKE %s OR value ILIKE %s) ORDER BY key COLLATE "C"',
@@ -55,5 +55,5 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
         return [(str(row[0]), json.loads(row[1])) for row in rows]
 
     def reset(self, scope: str) -> None:
-        with self._db.connection() as conn:
+        with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_memory WHERE scope=%s", (scope,))

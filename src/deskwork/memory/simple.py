@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deskwork.memory.base import MemoryStore
+from deskwork.store._errors import closed_store
 from deskwork.utils import JSON_ATOMS, to_jsonable, utc_now
 
 __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
@@ -32,21 +33,35 @@ class InMemoryMemoryStore(MemoryStore):
     def __init__(self) -> None:
         self._data: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        """Keep nothing more: every later call raises :class:`StoreError`, as on the stores
+        that persist (a second ``close()`` does nothing)."""
+        self._closed = True
 
     def write(self, key: str, value: Any, scope: str) -> None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             self._data.setdefault(scope, {})[key] = _copied(value)
 
     def read(self, key: str, scope: str) -> Any | None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             return _copied(self._data.get(scope, {}).get(key))
 
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             items = list(self._data.get(scope, {}).items())
         return [(k, _copied(v)) for k, v in items if _matches(query, k, v)]
 
     def reset(self, scope: str) -> None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             self._data.pop(scope, None)
 
@@ -104,5 +119,5 @@ class SQLiteMemoryStore(MemoryStore):
             conn.execute("DELETE FROM memory WHERE scope=?", (scope,))
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the file (again: nothing); every later call raises :class:`StoreError`."""
         self._db.close()

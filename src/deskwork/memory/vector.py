@@ -41,6 +41,7 @@ from deskwork._extras import require
 from deskwork.exceptions import ConfigurationError
 from deskwork.memory._embeddings import HashingEmbedding
 from deskwork.memory.base import MemoryStore
+from deskwork.store._errors import closed_store
 from deskwork.utils import to_jsonable
 
 __all__ = ["EmbeddingFunction", "VectorBackend", "VectorMemoryStore", "chunk_text"]
@@ -131,6 +132,7 @@ class VectorMemoryStore(MemoryStore):
         embedding = _embedding_name(self.embedding_function)
         opener = _NumpyBackend if backend == "numpy" else _ChromaBackend
         self._backend: _Backend = opener(module, self.path, collection_name, embedding)
+        self._closed = False
 
     def __repr__(self) -> str:
         name = _embedding_name(self.embedding_function)
@@ -141,6 +143,7 @@ class VectorMemoryStore(MemoryStore):
 
     def write(self, key: str, value: Any, scope: str) -> None:
         """Store ``value`` (JSON-serializable) under ``key``, replacing any earlier value."""
+        self._check_open()
         encoded = json.dumps(to_jsonable(value))
         text = value if isinstance(value, str) else encoded
         chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
@@ -148,10 +151,12 @@ class VectorMemoryStore(MemoryStore):
 
     def read(self, key: str, scope: str) -> Any | None:
         """The value stored under ``key`` in ``scope``, or ``None``."""
+        self._check_open()
         return self._values(scope, [key]).get(key)
 
     def search(self, query: str, scope: str, top_k: int = 5) -> list[tuple[str, Any]]:
         """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first."""
+        self._check_open()
         if top_k <= 0:
             return []
         keys = self._backend.nearest(scope, self._embed([query], query=True)[0], top_k)
@@ -160,11 +165,22 @@ class VectorMemoryStore(MemoryStore):
 
     def reset(self, scope: str) -> None:
         """Forget everything in ``scope`` (other scopes are untouched)."""
+        self._check_open()
         self._backend.reset(scope)
 
     def close(self) -> None:
-        """Close the database."""
-        self._backend.close()
+        """Close the database (again: nothing); every later call raises :class:`StoreError`,
+        on either backend."""
+        if not self._closed:
+            self._closed = True
+            self._backend.close()
+
+    def _check_open(self) -> None:
+        """Raise the closed store's :class:`StoreError` after :meth:`close` (the Chroma
+        client itself would go on)."""
+        if self._closed:
+            where = self.path / _SQLITE_FILE if self.backend == "numpy" else self.path
+            raise closed_store(str(where))
 
     def _values(self, scope: str, keys: list[str]) -> dict[str, Any]:
         if not keys:

@@ -1,0 +1,69 @@
+"""A session or memory store after its ``close()`` follows the run stores' rule: every call
+raises the same :class:`StoreError` ("... is closed"), a second ``close()`` does nothing, and
+what was written before stays (a store on disk or in PostgreSQL reopened shows it). The
+in-memory stores, ``PostgresMemoryStore`` and the Chroma ``VectorMemoryStore`` went on
+answering after ``close()``."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deskwork.memory import InMemoryMemoryStore, MemoryStore, SQLiteMemoryStore
+from deskwork.store import StoreError
+
+Opener = Callable[[], Any]
+"""Opens the store (again: on the same file or database)."""
+
+MEMORY_CALLS: dict[str, Callable[[MemoryStore], Any]] = {
+    "write": lambda store: store.write("k2", "v2", "scope"),
+    "read": lambda store: store.read("k", "scope"),
+    "search": lambda store: store.search("remember", "scope"),
+    "reset": lambda store: store.reset("scope"),
+}
+MEMORY_STORES = ["memory", "sqlite", "postgres", "vector-numpy", "vector-chroma"]
+HAS = {name: importlib.util.find_spec(name) is not None for name in ("numpy", "chromadb")}
+
+
+def _memory_opener(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    if kind == "memory":
+        store = InMemoryMemoryStore()
+        return lambda: store
+    if kind == "sqlite":
+        return lambda: SQLiteMemoryStore(tmp_path / "memory.db")
+    if kind == "postgres":
+        from deskwork.memory.postgres import PostgresMemoryStore
+
+        url = request.getfixturevalue("postgres_url")
+        return lambda: PostgresMemoryStore(url)
+    backend = kind.removeprefix("vector-")
+    if not HAS["numpy" if backend == "numpy" else "chromadb"]:
+        pytest.skip(f"the {'vector' if backend == 'numpy' else 'chroma'} extra is not installed")
+    from deskwork.memory import VectorMemoryStore
+
+    return lambda: VectorMemoryStore(tmp_path / "vectors", backend=backend)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("call", MEMORY_CALLS)
+@pytest.mark.parametrize("kind", MEMORY_STORES)
+def test_every_call_to_a_closed_memory_store_raises_store_error(
+    kind: str, call: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    open_store = _memory_opener(kind, request, tmp_path)
+    store: MemoryStore = open_store()
+    store.write("k", {"text": "remember this"}, "scope")
+    store.close()
+    with pytest.raises(StoreError, match="is closed") as raised:
+        MEMORY_CALLS[call](store)
+    assert (raised.value.location is None) == (kind == "memory")
+    store.close()  # again: nothing
+    if kind != "memory":  # what was written before the close is there
+        reopened: MemoryStore = open_store()
+        try:
+            assert reopened.read("k", "scope") == {"text": "remember this"}
+        finally:
+            reopened.close()
