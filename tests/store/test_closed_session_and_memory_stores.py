@@ -13,20 +13,41 @@ from typing import Any
 
 import pytest
 
+from deskwork import Message
 from deskwork.memory import InMemoryMemoryStore, MemoryStore, SQLiteMemoryStore
-from deskwork.store import StoreError
+from deskwork.store import InMemorySessionStore, SessionStore, SQLiteSessionStore, StoreError
 
 Opener = Callable[[], Any]
 """Opens the store (again: on the same file or database)."""
 
+SESSION_CALLS: dict[str, Callable[[SessionStore], Any]] = {
+    "create_session": lambda store: store.create_session("new", "w", {}),
+    "get_session": lambda store: store.get_session("s"),
+    "get_messages": lambda store: store.get_messages("s"),
+    "replace_messages": lambda store: store.replace_messages("s", []),
+    "delete_session": lambda store: store.delete_session("s"),
+}
 MEMORY_CALLS: dict[str, Callable[[MemoryStore], Any]] = {
     "write": lambda store: store.write("k2", "v2", "scope"),
     "read": lambda store: store.read("k", "scope"),
     "search": lambda store: store.search("remember", "scope"),
     "reset": lambda store: store.reset("scope"),
 }
+SESSION_STORES = ["memory", "sqlite", "postgres"]
 MEMORY_STORES = ["memory", "sqlite", "postgres", "vector-numpy", "vector-chroma"]
 HAS = {name: importlib.util.find_spec(name) is not None for name in ("numpy", "chromadb")}
+
+
+def _session_opener(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    if kind == "memory":
+        store = InMemorySessionStore()
+        return lambda: store
+    if kind == "sqlite":
+        return lambda: SQLiteSessionStore(tmp_path / "sessions.db")
+    from deskwork.store.postgres import PostgresSessionStore
+
+    url = request.getfixturevalue("postgres_url")
+    return lambda: PostgresSessionStore(url)
 
 
 def _memory_opener(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
@@ -46,6 +67,30 @@ def _memory_opener(kind: str, request: pytest.FixtureRequest, tmp_path: Path) ->
     from deskwork.memory import VectorMemoryStore
 
     return lambda: VectorMemoryStore(tmp_path / "vectors", backend=backend)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("call", SESSION_CALLS)
+@pytest.mark.parametrize("kind", SESSION_STORES)
+def test_every_call_to_a_closed_session_store_raises_store_error(
+    kind: str, call: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    open_store = _session_opener(kind, request, tmp_path)
+    store: SessionStore = open_store()
+    store.create_session("s", "w", {"k": 1})
+    store.replace_messages("s", [Message(role="user", content="hi")])
+    store.close()
+    with pytest.raises(StoreError, match="is closed") as raised:
+        SESSION_CALLS[call](store)
+    assert (raised.value.location is None) == (kind == "memory")
+    store.close()  # again: nothing
+    if kind != "memory":  # what was written before the close is there
+        reopened: SessionStore = open_store()
+        try:
+            record = reopened.get_session("s")
+            assert record is not None and record.metadata == {"k": 1}
+            assert [m.content for m in reopened.get_messages("s")] == ["hi"]
+        finally:
+            reopened.close()
 
 
 @pytest.mark.parametrize("call", MEMORY_CALLS)

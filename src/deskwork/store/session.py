@@ -15,7 +15,7 @@ from pydantic import Field
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import check_keys, unstorable_text
+from deskwork.store._errors import check_keys, closed_store, unstorable_text
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
@@ -32,7 +32,13 @@ class SessionRecord(DeskworkModel):
 
 
 class SessionStore(ABC):
-    """Stores sessions and their ordered messages."""
+    """Stores sessions and their ordered messages.
+
+    After :meth:`close`, every call raises :class:`~deskwork.exceptions.StoreError` ("... is
+    closed"), on every built-in store (as a :class:`~deskwork.store.RunStore` does), and a
+    second :meth:`close` does nothing; what was written before stays (a store on disk or in
+    PostgreSQL reopened shows it).
+    """
 
     @abstractmethod
     def create_session(
@@ -65,7 +71,7 @@ class SessionStore(ABC):
         """Remove the session and its messages."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources."""
+        """Release resources (see the class: a closed store)."""
 
 
 class InMemorySessionStore(SessionStore):
@@ -75,10 +81,18 @@ class InMemorySessionStore(SessionStore):
         self._sessions: dict[str, SessionRecord] = {}
         self._messages: dict[str, list[Message]] = {}
         self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        """Keep nothing more: every later call raises :class:`StoreError`, as on the stores
+        that persist (a second ``close()`` does nothing)."""
+        self._closed = True
 
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
+        if self._closed:
+            raise closed_store(None)
         check_keys(None, session_id, worker_name)  # as the stores that persist
         now = utc_now()
         record = SessionRecord(
@@ -96,14 +110,20 @@ class InMemorySessionStore(SessionStore):
         return record
 
     def get_session(self, session_id: str) -> SessionRecord | None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             return self._sessions.get(session_id)
 
     def get_messages(self, session_id: str) -> list[Message]:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             return [m.model_copy(deep=True) for m in self._messages.get(session_id, ())]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             if session_id not in self._sessions:
                 raise KeyError(f"unknown session {session_id!r}")
@@ -112,6 +132,8 @@ class InMemorySessionStore(SessionStore):
             self._sessions[session_id] = record.model_copy(update={"updated_at": utc_now()})
 
     def delete_session(self, session_id: str) -> None:
+        if self._closed:
+            raise closed_store(None)
         with self._lock:
             self._sessions.pop(session_id, None)
             self._messages.pop(session_id, None)
@@ -216,6 +238,7 @@ class SQLiteSessionStore(SessionStore):
             conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
 
     def close(self) -> None:
+        """Close the file (again: nothing); every later call raises :class:`StoreError`."""
         self._db.close()
 
     def _decoding(self, what: str) -> AbstractContextManager[None]:
