@@ -2,7 +2,8 @@
 
 An ``agno.models.base.Model`` subclass plays the scripted zero-latency model: its
 ``invoke``/``ainvoke`` return a tool call to ``add`` when the last message is not a tool
-result, then the answer. An ``agno.agent.Agent`` with the same two tools runs it.
+result, then the answer, each with its token usage as a provider reports it. An
+``agno.agent.Agent`` with the same two tools runs it.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ __all__ = ["agno_runner"]
 
 
 def _reply(messages: list[Any]) -> Any:
+    from agno.metrics import MessageMetrics
     from agno.models.response import ModelResponse
 
     if messages and messages[-1].role == "tool":
-        return ModelResponse(role="assistant", content="The sum is 5.")
+        usage = MessageMetrics(input_tokens=10, output_tokens=4, total_tokens=14)
+        return ModelResponse(role="assistant", content="The sum is 5.", response_usage=usage)
     call = {
         "id": "call_1",
         "type": "function",
         "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 3})},
     }
-    return ModelResponse(role="assistant", content="", tool_calls=[call])
+    usage = MessageMetrics(input_tokens=10, output_tokens=8, total_tokens=18)
+    return ModelResponse(role="assistant", content="", tool_calls=[call], response_usage=usage)
 
 
 def _scripted_model() -> Any:

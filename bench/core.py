@@ -114,16 +114,21 @@ def _async_timer(
 class _ScriptedModel(BaseModelAdapter):
     """Zero-latency model: a tool call to ``add``, then the answer; the twin of
     ``bench/agno_peer.py``'s Agno model (a provider class of the framework's own whose one
-    call method builds the reply: arguments as JSON text, no usage), so both frameworks pay
-    the same for their model and the ratio is the runtimes'. ``ScriptedAdapter``, the test
-    double, also records every call, synthesizes usage and looks up a script: about 6 % of a
-    run here (callgrind, 2026-11-28), a cost no real provider adds."""
+    call method builds the reply: arguments as JSON text, token usage as a provider reports
+    it), so both frameworks pay the same for their model, and each accounts the usage as it
+    would a real provider's: the ratio is the runtimes'. ``ScriptedAdapter``, the test double,
+    also records every call and looks up its script: about 2 % of a run here (callgrind,
+    2026-11-28), a cost no real provider adds."""
 
     async def acomplete(self, *, messages: list[dict[str, Any]], **_: Any) -> ModelResponse:
         if messages[-1]["role"] == "tool":
-            return ModelResponse(content="The sum is 5.")
+            return ModelResponse(content="The sum is 5.", usage=_usage(4))
         call = parse_tool_call("call_1", "add", json.dumps({"a": 2, "b": 3}))
-        return ModelResponse(content="", tool_calls=[call])
+        return ModelResponse(content="", tool_calls=[call], usage=_usage(8))
+
+
+def _usage(completion: int) -> dict[str, int]:
+    return {"prompt_tokens": 10, "completion_tokens": completion, "total_tokens": 10 + completion}
 
 
 def _script() -> BaseModelAdapter:
