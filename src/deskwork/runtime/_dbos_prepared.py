@@ -37,6 +37,14 @@ A workflow's start (``init_workflow``) is one round trip on PostgreSQL too, inst
 inserted in the same statement when the status row is the starting call's own
 (:func:`_init_workflow`).
 
+A workflow's end on SQLite (``_update_workflow_outcome_in_transaction``: DBOS's ``UPDATE``
+of the status row, owned and ``PENDING``, then the output's upsert only if it landed) runs
+statements built once too, and so does its start there: DBOS's ``_execute_prepared``
+compiles its statement once per name and set of columns on PostgreSQL but calls ``build()``
+on every SQLite call; here ``build()``'s statement is kept per name and columns on SQLite
+as well (SQLAlchemy's cache then has its compiled SQL). (On PostgreSQL DBOS's end write is
+one statement it prepares itself.)
+
 An async step also takes one thread hop less: DBOS's ``Pending.then`` (how an async step's
 result is recorded, and an async workflow's) sends a worker thread a function that only
 returns the stage (``await asyncio.to_thread(lambda: next)``) before the hop that runs the
@@ -81,6 +89,7 @@ def prepare_step_statements() -> None:
         "_check_operation_execution_txn": _check_operation_execution_txn,
         "_check_owner_txn": _check_owner_txn,
         "_record_operation_result_txn": _record_operation_result_txn,
+        "_update_workflow_outcome_in_transaction": _update_workflow_outcome_in_transaction,
     }
     for name, fast in patched.items():
         original = getattr(SystemDatabase, name)
@@ -88,6 +97,10 @@ def prepare_step_statements() -> None:
     for name, fast in _ONE_ROUND_TRIP.items():
         original = getattr(SystemDatabase, name)
         setattr(SystemDatabase, name, _unless_sharded(SystemDatabase, fast, original, sqlite=False))
+    original = SystemDatabase._execute_prepared
+    SystemDatabase._execute_prepared = _unless_sharded(  # type: ignore[method-assign]
+        SystemDatabase, _execute_prepared, original, postgres=False
+    )
     SystemDatabase.init_workflow = _noting_starts(SystemDatabase.init_workflow)  # type: ignore[method-assign]
     _fewer_hops()
 
@@ -173,13 +186,18 @@ _unsharded: dict[type, bool] = {}
 
 
 def _unless_sharded(
-    base: type, fast: Callable[..., Any], original: Callable[..., Any], *, sqlite: bool = True
+    base: type,
+    fast: Callable[..., Any],
+    original: Callable[..., Any],
+    *,
+    sqlite: bool = True,
+    postgres: bool = True,
 ) -> Any:
-    """``fast`` for a system database that keeps DBOS's key helpers (and, unless
-    ``sqlite``, is not SQLite), else DBOS's ``original``."""
+    """``fast`` for a system database that keeps DBOS's key helpers, on the backends
+    asked for (SQLite, PostgreSQL), else DBOS's ``original``."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        use_fast = _plain(self, base) and (sqlite or not self._is_sqlite)
+        use_fast = _plain(self, base) and (sqlite if self._is_sqlite else postgres)
         return (fast if use_fast else original)(self, *args, **kwargs)
 
     method.deskwork = True  # type: ignore[attr-defined]
@@ -318,6 +336,7 @@ def _statements(sys_db: Any) -> dict[str, Any]:
         .where(ws.c.workflow_uuid == wf),
         "owner": owner,
         "record": record,
+        **_outcome_statements(sys_db),
         "state": sa.select(ws.c.status).where(ws.c.workflow_uuid == wf),
         "resumes": sa.select(ws.c.workflow_uuid).where(
             ws.c.workflow_uuid.like(sa.bindparam("deskwork_like"), escape="/")
@@ -326,6 +345,43 @@ def _statements(sys_db: Any) -> dict[str, Any]:
     }
     sys_db.__dict__["_deskwork_statements"] = built
     return built
+
+
+def _outcome_statements(sys_db: Any) -> dict[str, Any]:
+    """DBOS's two statements of a workflow's end on SQLite (its ``UPDATE`` of the status
+    row, with or without the owner's check, and the upsert of the output), with the
+    call's values as bind parameters."""
+    from dbos._sys_db import WorkflowStatusString
+
+    ws, wo = sys_db.tables.workflow_status, sys_db.tables.workflow_output
+    now_ms = sys_db._now_ms_sql()
+    update = (
+        sa.update(ws)
+        .values(
+            status=sa.bindparam("deskwork_status", type_=ws.c.status.type),
+            deduplication_id=None,
+            owner_xid=None,
+            updated_at=now_ms,
+            completed_at=now_ms,
+        )
+        .where(ws.c.workflow_uuid == sa.bindparam("deskwork_wf"))
+        .where(ws.c.status == WorkflowStatusString.PENDING.value)
+    )
+    owner = sa.bindparam("deskwork_owner", type_=ws.c.owner_xid.type)
+    insert = sys_db.dialect.insert(wo)
+    output = insert.values(
+        workflow_uuid=sa.bindparam("deskwork_wf"),
+        output=sa.bindparam("deskwork_output", type_=wo.c.output.type),
+        error=sa.bindparam("deskwork_error", type_=wo.c.error.type),
+    ).on_conflict_do_update(
+        index_elements=sys_db._key_conflict("workflow_uuid"),
+        set_={"output": insert.excluded.output, "error": insert.excluded.error},
+    )
+    return {
+        "outcome": update,
+        "owned_outcome": update.where(ws.c.owner_xid == owner),
+        "output": output,
+    }
 
 
 def _owned_record(sys_db: Any, columns: tuple[str, ...]) -> Any:
@@ -649,3 +705,49 @@ def _record_operation_result_txn(
     existing = rows[0][0]
     if existing is None or int(existing) != completed_at_epoch_ms:
         raise DBOSStepNondeterminismError(workflow_id, result["function_id"])
+
+
+def _update_workflow_outcome_in_transaction(
+    self: Any,
+    workflow_id: str,
+    status: str,
+    *,
+    output: str | None,
+    error: str | None,
+    owner_xid: str | None,
+) -> bool:
+    """DBOS's (a workflow's end on SQLite): the status row's ``UPDATE``, and the output's
+    upsert only if it landed, in one transaction, with statements built once."""
+    self._reject_shard_key(workflow_id, None)
+    statements = _statements(self)
+    params = {"deskwork_wf": workflow_id, "deskwork_status": status}
+    if owner_xid is not None:
+        params["deskwork_owner"] = owner_xid
+    with self.engine.begin() as conn:
+        update = statements["outcome" if owner_xid is None else "owned_outcome"]
+        if conn.execute(update, params).rowcount == 0:
+            return False  # the outcome was not this execution's to write: no output either
+        values = {"deskwork_wf": workflow_id, "deskwork_output": output, "deskwork_error": error}
+        conn.execute(statements["output"], values)
+        return True
+
+
+def _execute_prepared(
+    self: Any,
+    conn: Any,
+    name: str,
+    values: dict[str, Any],
+    build: Callable[[], Any],
+    *,
+    insert_columns: bool = True,
+) -> Any:
+    """DBOS's ``_execute_prepared`` (a workflow's start), on SQLite with ``build()``'s
+    statement kept per name and set of columns, as DBOS keeps its compiled SQL on
+    PostgreSQL (it called ``build()`` on every SQLite call); SQLAlchemy then finds the
+    compiled SQL in its cache at once."""
+    built: dict[tuple[str, tuple[str, ...]], Any] = _statements(self).setdefault("built", {})
+    key = (name, tuple(values))
+    statement = built.get(key)
+    if statement is None:
+        statement = built[key] = build()
+    return conn.execute(statement, values)
