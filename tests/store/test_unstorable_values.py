@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from storekit import paused_state
 
-from deskwork import Desk, Event, Job, Worker
-from deskwork.store import RunStore
+from deskwork import Desk, Event, Job, Message, Worker
+from deskwork.store import RunStore, SessionStore
 from deskwork.store.postgres import _RUN_MIGRATIONS, PostgresDatabase, PostgresRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
@@ -118,6 +118,27 @@ def test_values_holding_it_read_back_equal_from_the_store(run_store: RunStore, o
     assert record is not None and (record.output, record.output_json) == (odd, [text])
     payloads = [e.payload for e in run_store.get_events("r")]
     assert payloads == [{"text": text, "items": [text, {"k": text}]}, {"text": text}]
+
+
+@ODD
+def test_a_session_whose_messages_hold_it_reads_them_back_equal(
+    session_store: SessionStore, odd: str, tmp_path: Path
+) -> None:
+    """The SQL session stores raised pydantic-core's raw PydanticSerializationError out of
+    the session's run for a lone surrogate in a message."""
+    desk = Desk(
+        model="m",
+        adapter=ScriptedAdapter([reply(f"ok{odd}")]),
+        session_store=session_store,
+        storage_dir=tmp_path,
+    )
+    report = desk.session(Worker(name="w"), "s1").run(f"hi{odd}")
+    assert report.status == "completed", report.errors
+    assert [m.content for m in session_store.get_messages("s1")] == [f"hi{odd}", f"ok{odd}"]
+    messages = [Message(role="user", content=odd, metadata={"k": [f"a{odd}"]})]
+    session_store.replace_messages("s1", messages)
+    assert session_store.get_messages("s1") == messages
+    desk.close()
 
 
 def test_an_output_that_looks_escaped_is_kept_as_it_is(run_store: RunStore) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
@@ -29,8 +29,10 @@ __all__ = [
     "Fetch",
     "check_sizes",
     "check_text",
+    "dump_model",
     "escape_text",
     "is_plain_json",
+    "load_model",
     "pack_json",
     "pack_jsonable",
     "pack_model",
@@ -49,6 +51,7 @@ _SCALARS = frozenset({str, int, bool, type(None)})  # plain JSON without a check
 _ESCAPED_NUL = "\\u0000"  # how JSON writes "\x00" (the only way a string can start with it)
 Fetch = Callable[[Iterable[str]], Mapping[str, str]]
 """Loads blobs by hash (a store's ``SELECT ... WHERE hash IN (...)``)."""
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def _split(value: Any, blobs: dict[str, str]) -> Any:
@@ -177,6 +180,24 @@ def pack_model(model: BaseModel | None, blobs: dict[str, str]) -> str | None:
     if text and packs_unchanged(text):
         return text
     return pack_json(model.model_dump(mode="json"), blobs)
+
+
+def dump_model(model: BaseModel) -> str:
+    """``model.model_dump_json()`` (a session's message as stored); one with a lone surrogate
+    in a text (``"\\ud800"``, which pydantic-core's JSON cannot write) as ``json.dumps``
+    writes its JSON dump, escaped (read back by :func:`load_model`)."""
+    try:
+        return model.model_dump_json()
+    except PydanticSerializationError:
+        return json.dumps(model.model_dump(mode="json"))
+
+
+def load_model(kind: type[_M], text: str) -> _M:
+    """The ``kind`` :func:`dump_model` stored as ``text`` (a ``ValueError`` if damaged)."""
+    try:
+        return kind.model_validate_json(text)
+    except ValueError:  # an escaped lone surrogate, which pydantic-core's JSON cannot read
+        return kind.model_validate(json.loads(text))
 
 
 def packs_unchanged(text: str) -> bool:

@@ -55,7 +55,15 @@ from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError, RunNotRunningError
-from deskwork.store._blobs import Fetch, escape_text, pack_json, unescape_text, unpack_json
+from deskwork.store._blobs import (
+    Fetch,
+    dump_model,
+    escape_text,
+    load_model,
+    pack_json,
+    unescape_text,
+    unpack_json,
+)
 from deskwork.store._decoding import decoding
 from deskwork.store._errors import (
     StoreError,
@@ -891,7 +899,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 (session_id,),
             ).fetchall()
         with self._decoding(f"a message of session {session_id}"):
-            return [Message.model_validate_json(row[0]) for row in rows]
+            return [load_model(Message, row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
         if unstorable_text(session_id):  # no stored session has one
@@ -908,7 +916,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 insert.executemany(
                     "INSERT INTO deskwork_session_messages (id, session_id, message_json,"
                     " timestamp) VALUES (%s, %s, %s, %s)",
-                    [(new_id(), session_id, m.model_dump_json(), now) for m in messages],
+                    [(new_id(), session_id, dump_model(m), now) for m in messages],
                 )
 
     def delete_session(self, session_id: str) -> None:

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
+from deskwork.store._blobs import dump_model, load_model
 from deskwork.store._decoding import decoding
 from deskwork.store._errors import check_keys, closed_store, unstorable_text
 from deskwork.utils import new_id, utc_now
@@ -214,7 +215,7 @@ class SQLiteSessionStore(SessionStore):
                 (session_id,),
             ).fetchall()
         with self._decoding(f"a message of session {session_id}"):
-            return [Message.model_validate_json(row[0]) for row in rows]
+            return [load_model(Message, row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
         if unstorable_text(session_id):  # no stored session has one
@@ -228,7 +229,7 @@ class SQLiteSessionStore(SessionStore):
             conn.executemany(
                 "INSERT INTO session_messages (id, session_id, message_json, timestamp)"
                 " VALUES (?, ?, ?, ?)",
-                [(new_id(), session_id, m.model_dump_json(), now) for m in messages],
+                [(new_id(), session_id, dump_model(m), now) for m in messages],
             )
 
     def delete_session(self, session_id: str) -> None:
