@@ -3,12 +3,49 @@
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 __all__ = ["main"]
 
 _STATUSES = ["running", "paused", "completed", "failed", "interrupted"]
+_JSON_ESCAPES = "deskwork.json-escapes"  # the codec error handler of the output
+_PYTHON_DEFAULTS = ("strict", "surrogateescape")  # stdout's handlers when none is chosen
+
+
+def _json_escapes(error: UnicodeError) -> tuple[str, int]:
+    """What the output's encoding cannot carry, as JSON escapes (``\\ud800``): a run's
+    lone surrogate (no UTF-8 carries one) is shown, and ``--json`` stays JSON that gives
+    the stored text back."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return json.dumps(error.object[error.start : error.end])[1:-1], error.end
+
+
+codecs.register_error(_JSON_ESCAPES, _json_escapes)
+
+
+@contextmanager
+def _escaping_stdout() -> Iterator[None]:
+    """Every command writes to ``sys.stdout`` with :func:`_json_escapes` for what its
+    encoding cannot carry, instead of failing in the middle of a listing (Python's
+    ``strict``, or ``surrogateescape`` in a C locale, which fails on ``"\\ud800"`` and
+    writes ``"\\udcff"`` as a byte no UTF-8 reader takes); a handler the user chose
+    (``PYTHONIOENCODING``) is kept."""
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper) or stream.errors not in _PYTHON_DEFAULTS:
+        yield
+        return
+    errors = stream.errors
+    stream.reconfigure(errors=_JSON_ESCAPES)
+    try:
+        yield
+    finally:
+        stream.reconfigure(errors=errors)
 
 
 def _store_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
@@ -94,6 +131,11 @@ def _runs(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``deskwork`` console script."""
     args = _parser().parse_args(argv)
+    with _escaping_stdout():
+        return _command(args)
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "demo" and args.serve:
         from deskwork.serve._demo import serve_demo
 
