@@ -131,23 +131,37 @@ def get_tracer(name: str = TRACER_NAME) -> Any:
     return _trace.get_tracer(name)
 
 
+def _text(value: str) -> str:
+    """``value`` redacted, as an exporter can send it: a lone surrogate (``"\\ud800"``, which a
+    run's texts may hold; UTF-8 cannot encode it, so OTLP's protobuf refuses it and the
+    exporter drops the whole batch of spans) as its escape ``\\ud800``."""
+    text = redact_text(value)
+    if text.isascii():  # a flag of the string, read without a walk over it
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    """Attributes OpenTelemetry can store: ``None`` dropped, strings redacted, other values
-    converted with ``str()``."""
+    """Attributes OpenTelemetry can store: ``None`` dropped, strings redacted (and a lone
+    surrogate escaped), other values converted with ``str()``."""
     clean: dict[str, Any] = {}
     for key, value in attributes.items():
         if value is None:
             continue
         if isinstance(value, str):
-            clean[key] = redact_text(value)
+            clean[key] = _text(value)
         elif isinstance(value, bool | int | float):
             clean[key] = value
         elif isinstance(value, Sequence) and all(
             isinstance(item, str | bool | int | float) for item in value
         ):
-            clean[key] = [redact_text(i) if isinstance(i, str) else i for i in value]
+            clean[key] = [_text(i) if isinstance(i, str) else i for i in value]
         else:
-            clean[key] = redact_text(str(value))
+            clean[key] = _text(str(value))
     return clean
 
 
@@ -293,7 +307,7 @@ class Instrumentation:
         run.span.set_attribute("deskwork.status", status)
         if status == "failed":
             errors = "; ".join(str(e) for e in event.payload.get("errors", []))
-            run.span.set_status(_trace.Status(_trace.StatusCode.ERROR, redact_text(errors)))
+            run.span.set_status(_trace.Status(_trace.StatusCode.ERROR, _text(errors)))
         run.span.end(end_time=end)
         _context.attach(run.parent_context)  # back to what was current before the run
 
@@ -319,7 +333,7 @@ class Instrumentation:
         if open_span is None:
             return
         if failed:
-            open_span.set_status(_trace.Status(_trace.StatusCode.ERROR, redact_text(error)))
+            open_span.set_status(_trace.Status(_trace.StatusCode.ERROR, _text(error)))
         open_span.end(end_time=_ns(event.timestamp))
 
     # -- agents, model calls, tool calls -------------------------------------------------
