@@ -42,7 +42,7 @@ from deskwork.core.message import Message
 from deskwork.core.report import Report
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
-from deskwork.serve._service import ApiError, RunService, make_job, report_json
+from deskwork.serve._service import ApiError, RunService, check_id, make_job, report_json
 from deskwork.utils import new_id, to_jsonable
 
 __all__ = ["AguiRun", "agui_stream"]
@@ -181,6 +181,7 @@ async def agui_stream(
 
     encoder = EventEncoder()
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    check_id(body.thread_id, "threadId")  # (echoed in the stream's first event)
     target = _resume_target(body)
     if target is not None:
         record = service.record(target[0])
@@ -189,6 +190,7 @@ async def agui_stream(
         work = service.desk.aresume(target[0], target[1], stream=True, on_event=queue.put_nowait)
     else:
         runner = service.runner(runner_name)
+        check_id(body.run_id, "runId")  # the new run's id
         if service.desk.run_store.get_run(body.run_id) is not None:
             raise ApiError(409, f"run {body.run_id} exists already; use a new runId")
         job = _job(body)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -11,7 +12,9 @@ from typing import Annotated, Any
 
 from ag_ui.core import RunAgentInput
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from deskwork.core.types import RunStatus
@@ -124,6 +127,13 @@ def create_app(
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"detail": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
+        # FastAPI's own 422, written with JSON's escapes: pydantic refuses a lone surrogate
+        # ("\ud800") in a str field and quotes it back, which UTF-8 cannot encode (a 500)
+        detail = json.dumps({"detail": jsonable_encoder(exc.errors())})
+        return Response(detail, status_code=422, media_type="application/json")
 
     app.include_router(_run_routes())
     app.include_router(_run_stream_routes())

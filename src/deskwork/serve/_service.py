@@ -28,9 +28,18 @@ from deskwork.serve._hub import EventHub, Outgoing, Subscription
 from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.serve._sse import Write
+from deskwork.store._errors import unstorable_text
 from deskwork.utils import new_id, to_jsonable, utc_now
 
-__all__ = ["END_EVENTS", "ApiError", "RunService", "make_job", "report_json", "sse_frame"]
+__all__ = [
+    "END_EVENTS",
+    "ApiError",
+    "RunService",
+    "check_id",
+    "make_job",
+    "report_json",
+    "sse_frame",
+]
 
 END_EVENTS = RUN_END_EVENTS
 """A run's event stream ends after one of these."""
@@ -43,6 +52,15 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def check_id(value: str | None, what: str) -> None:
+    """422 for an id from a request body that no store keeps (a NUL or a lone surrogate: the
+    stores refuse it when written), before anything starts: the store's ``StoreError`` was a
+    500, or, raised in a stream's task, a stream cut short after its ``200``. The message
+    leaves the id out (a lone surrogate cannot be written in a JSON response)."""
+    if value is not None and unstorable_text(value):
+        raise ApiError(422, f"{what} cannot hold a NUL character or a lone surrogate")
 
 
 def make_job(**fields: Any) -> Job:

@@ -12,7 +12,7 @@ from deskwork.runtime.worker import Worker
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
 from deskwork.serve._models import HistoryOut, RunReport, SessionIn, SessionOut
-from deskwork.serve._service import ApiError, RunService, report_json, sse_frame
+from deskwork.serve._service import ApiError, RunService, check_id, report_json, sse_frame
 
 __all__ = ["SessionService"]
 
@@ -32,6 +32,7 @@ class SessionService:
         return runner
 
     def create(self, body: SessionIn) -> SessionOut:
+        check_id(body.session_id, "a session id")
         worker = self._worker(body.runner)
         session = self.runs.desk.session(worker, body.session_id, body.metadata)
         if session is None:
