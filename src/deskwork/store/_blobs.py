@@ -233,23 +233,23 @@ def check_text(text: str | None) -> str | None:
 def escape_text(text: str | None) -> tuple[str | None, bool | None]:
     """A run's output as a PostgreSQL text column holds it (checked against the limit), and
     whether it is escaped: the text as it is and ``None``, or, when it holds a character
-    such a column cannot hold (a NUL, a lone surrogate: ``unstorable_text``), its JSON text
-    (ASCII, ``"\\u0000"``) and ``True``. So a text without one is stored as it was before
+    such a column cannot hold (a NUL, a lone surrogate: ``unstorable_text``), that text with
+    Python's backslash escapes (ASCII: ``\\x00``, ``\\ud800``, ``\\xe9``, ``\\\\``) and
+    ``True``. The escapes give back every code unit as it was (JSON's would join two lone
+    halves of a pair into one character). So a text without one is stored as it was before
     the flag existed, and a row stored then reads as it did."""
     text = check_text(text)
     if text is None or not unstorable_text(text):
         return text, None
-    return json.dumps(text), True
+    return text.encode("unicode_escape").decode("ascii"), True
 
 
 def unescape_text(stored: str | None, escaped: bool | None) -> str | None:
-    """The text :func:`escape_text` stored (a ``ValueError`` if an escaped one is damaged)."""
+    """The text :func:`escape_text` stored (a ``ValueError`` if an escaped one is damaged:
+    ``UnicodeDecodeError`` is one)."""
     if not escaped or stored is None:
         return stored
-    text = json.loads(stored)
-    if type(text) is not str:
-        raise ValueError("an escaped text is not a JSON string")
-    return text
+    return stored.encode("ascii").decode("unicode_escape")
 
 
 def unpack_json(stored: str | None, fetch: Fetch) -> Any:
