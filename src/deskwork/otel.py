@@ -24,6 +24,7 @@ shared do-nothing span. The graph layer's ``deskwork.graph.observability.otel`` 
 from __future__ import annotations
 
 import os
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ __all__ = [
     "clean_attributes",
     "get_tracer",
     "instrument",
+    "record_error",
     "span",
 ]
 
@@ -165,6 +167,35 @@ def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return clean
 
 
+def record_error(span: Any, error: BaseException) -> None:
+    """Record ``error`` on ``span`` as failed: an ``exception`` event (``exception.type``,
+    ``exception.message``, ``exception.stacktrace``) and an ERROR status
+    ``"{type}: {message}"``, every text redacted and escaped as in :func:`clean_attributes`.
+
+    Use it instead of OpenTelemetry's ``span.record_exception`` and a span's automatic
+    recording, which export the message and the stacktrace as they are: a provider's
+    ``401 for key sk-...`` would reach the exporter, and a lone surrogate in a message makes
+    the OTLP exporter drop the whole batch. A span that does not record is left alone.
+    """
+    if _trace is None or not span.is_recording():
+        return
+    kind = type(error)
+    try:
+        message = str(error)
+    except Exception:  # a broken __str__ must not replace the error being recorded
+        message = "<exception str() failed>"
+    module = kind.__module__
+    qualname = kind.__qualname__
+    stacktrace = "".join(traceback.format_exception(kind, error, error.__traceback__))
+    attributes = {
+        "exception.type": qualname if module in ("builtins", "") else f"{module}.{qualname}",
+        "exception.message": message,
+        "exception.stacktrace": stacktrace,
+    }
+    span.add_event("exception", attributes=clean_attributes(attributes))
+    span.set_status(_trace.Status(_trace.StatusCode.ERROR, _text(f"{kind.__name__}: {message}")))
+
+
 @contextmanager
 def span(
     name: str,
@@ -176,15 +207,24 @@ def span(
     """A current span around a block (the no-op span without OpenTelemetry).
 
     Attributes come from ``attributes`` and keyword arguments. An exception leaving the block
-    is recorded on the span, which is marked as failed.
+    is recorded on the span with :func:`record_error` (redacted) and raised on unchanged.
     """
     if _trace is None:
         yield NOOP_SPAN
         return
     merged = {**(attributes or {}), **extra}
     tracer = get_tracer(tracer_name)
-    with tracer.start_as_current_span(name, attributes=clean_attributes(merged)) as current:
-        yield current
+    with tracer.start_as_current_span(
+        name,
+        attributes=clean_attributes(merged),
+        record_exception=False,  # OpenTelemetry's own recording exports the texts unredacted
+        set_status_on_exception=False,
+    ) as current:
+        try:
+            yield current
+        except Exception as error:  # as OpenTelemetry: not GeneratorExit, CancelledError
+            record_error(current, error)
+            raise
 
 
 # -- spans from a desk's events -----------------------------------------------------------
