@@ -3,8 +3,9 @@
 Each invocation gets one span, ``agent.invoke <agent_name>``, made current while the agent runs
 (so spans opened inside ``process()``, e.g. by LLM instrumentation, nest under it). It carries
 ``agent.name`` and ``graph.request_id``; on success ``graph.next_agent`` and the token usage
-(``gen_ai.usage.*``); on failure the exception and an ERROR status. ``session_id`` and
-``user_id`` are deliberately not recorded.
+(``gen_ai.usage.*``); on failure the exception and an ERROR status, redacted
+(:func:`deskwork.otel.record_error`). ``session_id`` and ``user_id`` are deliberately not
+recorded.
 
 Without ``opentelemetry-api`` the tracer is a no-op and so is this middleware.
 """
@@ -13,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from deskwork.core.redact import redact_text
 from deskwork.graph.agents._scoped import InvocationStack
 from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.observability.otel import DEFAULT_TRACER_NAME, OTEL_AVAILABLE, get_tracer
+from deskwork.otel import clean_attributes, record_error
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -48,7 +49,9 @@ class OpenTelemetryMiddleware(AgentMiddleware):
         attributes = {"agent.name": agent_name}
         if state.get("request_id"):
             attributes["graph.request_id"] = str(state.get("request_id"))
-        span = tracer.start_span(f"agent.invoke {agent_name}", attributes=attributes)
+        span = tracer.start_span(
+            f"agent.invoke {agent_name}", attributes=clean_attributes(attributes)
+        )
         self._spans.push((span, _make_current(span)))
         return state
 
@@ -62,9 +65,10 @@ class OpenTelemetryMiddleware(AgentMiddleware):
         entry = self._spans.pop()
         if entry is not None:
             span, token = entry
-            span.set_attribute("graph.next_agent", response.next_agent or "")
+            attributes: dict[str, Any] = {"graph.next_agent": response.next_agent or ""}
             for key, value in (response.token_usage or {}).items():
-                span.set_attribute(f"gen_ai.usage.{key}", int(value))
+                attributes[f"gen_ai.usage.{key}"] = int(value)
+            span.set_attributes(clean_attributes(attributes))
             _finish(span, token, None)
         return response
 
@@ -93,13 +97,8 @@ def _make_current(span: Any) -> Any:
 
 def _finish(span: Any, token: Any, error: Exception | None) -> None:
     try:
-        if error is not None and OTEL_AVAILABLE:
-            from opentelemetry.trace import Status, StatusCode
-
-            span.record_exception(error)
-            span.set_status(
-                Status(StatusCode.ERROR, redact_text(f"{type(error).__name__}: {error}"))
-            )
+        if error is not None:
+            record_error(span, error)
         span.end()
     finally:
         if token is not None:
