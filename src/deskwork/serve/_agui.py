@@ -42,7 +42,14 @@ from deskwork.core.message import Message
 from deskwork.core.report import Report
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
-from deskwork.serve._service import ApiError, RunService, check_id, make_job, report_json
+from deskwork.serve._service import (
+    ApiError,
+    RunService,
+    check_id,
+    json_bytes,
+    make_job,
+    report_json,
+)
 from deskwork.utils import new_id, to_jsonable
 
 __all__ = ["AguiRun", "agui_stream"]
@@ -175,11 +182,8 @@ def _resume_target(body: RunAgentInput) -> tuple[str, Any] | None:
 
 async def agui_stream(
     service: RunService, runner_name: str, body: RunAgentInput
-) -> AsyncIterator[str]:
+) -> AsyncIterator[bytes]:
     """Validate, start (or resume) the run, and return its AG-UI event stream."""
-    from ag_ui.encoder import EventEncoder
-
-    encoder = EventEncoder()
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     check_id(body.thread_id, "threadId")  # (echoed in the stream's first event)
     target = _resume_target(body)
@@ -199,21 +203,28 @@ async def agui_stream(
         )
     task: asyncio.Task[Report] = asyncio.ensure_future(work)
     task.add_done_callback(lambda _: queue.put_nowait(None))
-    return _frames(encoder, AguiRun(body), queue, task)
+    return _frames(AguiRun(body), queue, task)
+
+
+def _frame(event: BaseEvent) -> bytes:
+    """The SSE frame of ``event``, as ag-ui's ``EventEncoder`` writes it but with the API's
+    :func:`json_bytes`: a text with a lone surrogate escaped, where the encoder's
+    pydantic-core JSON failed and cut the stream short."""
+    return b"data: " + json_bytes(event.model_dump(mode="json", by_alias=True)) + b"\n\n"
 
 
 async def _frames(
-    encoder: Any, run: AguiRun, queue: asyncio.Queue[Event | None], task: asyncio.Task[Report]
-) -> AsyncIterator[str]:
-    yield encoder.encode(RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id))
+    run: AguiRun, queue: asyncio.Queue[Event | None], task: asyncio.Task[Report]
+) -> AsyncIterator[bytes]:
+    yield _frame(RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id))
     guard = TokenGuard()  # no secret split over tokens goes out in clear text
     position = 0
     while (event := await queue.get()) is not None:
         for _, item in guard.feed(position, Outgoing(event)):
             for out in run.translate(item.event):
-                yield encoder.encode(out)
+                yield _frame(out)
         position += 1
     for _, item in guard.close():
         for out in run.translate(item.event):
-            yield encoder.encode(out)
-    yield encoder.encode(run.finish(task.result()))
+            yield _frame(out)
+    yield _frame(run.finish(task.result()))

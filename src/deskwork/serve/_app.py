@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -14,7 +13,7 @@ from ag_ui.core import RunAgentInput
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from deskwork.core.types import RunStatus
@@ -45,7 +44,7 @@ from deskwork.serve._security import (
     SecurityMiddleware,
     Send,
 )
-from deskwork.serve._service import ApiError, RunService, report_json
+from deskwork.serve._service import ApiError, RunService, json_bytes, report_json
 from deskwork.serve._sessions import SessionService
 from deskwork.serve._sse import SSE_HEADERS, HubStreamResponse
 
@@ -55,6 +54,14 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown runner, run or session"},
     409: {"description": "the run is not in a state that allows this"},
 }
+
+
+class _JSON(JSONResponse):
+    """Every JSON answer of the API, written by :func:`json_bytes`: a text with a lone
+    surrogate is escaped, not a 500 (FastAPI's and Starlette's JSON cannot encode it)."""
+
+    def render(self, content: Any) -> bytes:
+        return json_bytes(content)
 
 
 class _App(FastAPI):
@@ -121,19 +128,19 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # Swagger UI and ReDoc load assets from a CDN: nothing here does
         redoc_url=None,
+        default_response_class=_JSON,
     )
     app.state.services = services
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        return _JSON({"detail": exc.message}, status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
-        # FastAPI's own 422, written with JSON's escapes: pydantic refuses a lone surrogate
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own 422, written with _JSON: pydantic refuses a lone surrogate
         # ("\ud800") in a str field and quotes it back, which UTF-8 cannot encode (a 500)
-        detail = json.dumps({"detail": jsonable_encoder(exc.errors())})
-        return Response(detail, status_code=422, media_type="application/json")
+        return _JSON({"detail": jsonable_encoder(exc.errors())}, status_code=422)
 
     app.include_router(_run_routes())
     app.include_router(_run_stream_routes())

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.core.event import RUN_END_EVENTS, Event, EventType
 from deskwork.core.job import Job
@@ -36,6 +37,7 @@ __all__ = [
     "ApiError",
     "RunService",
     "check_id",
+    "json_bytes",
     "make_job",
     "report_json",
     "sse_frame",
@@ -85,6 +87,19 @@ def report_json(report: Report) -> RunReport:
         pending_action=None if pending is None else redact_model(pending),
         metrics=to_jsonable(report.metrics),
     )
+
+
+def json_bytes(data: Any) -> bytes:
+    """``data`` (JSON values) as the compact UTF-8 JSON of a response: pydantic-core's, as
+    FastAPI writes a response model (NaN and infinities as ``null``). A text with a lone
+    surrogate (``"\\ud800"``: a run's texts may hold one; UTF-8 cannot encode it, so
+    pydantic-core refuses it) goes out as its JSON escape ``\\ud800``, which a JSON reader
+    turns back into that text; every other text stays as it is."""
+    try:
+        return to_json(data, inf_nan_mode="null")
+    except PydanticSerializationError:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")  # only a surrogate: its \\uXXXX
 
 
 def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:
