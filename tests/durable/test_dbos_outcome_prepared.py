@@ -312,3 +312,42 @@ def test_a_workflows_start_writes_what_dbos_writes(
     assert queued["status"]["recovery_attempts"] == 0 and queued["status"]["owner_xid"] is None
     assert (queued["status"]["deduplication_id"], queued["status"]["priority"]) == ("dedup", 3)
     assert queued["status"]["queue_partition_key"] == "part"
+
+
+def test_a_statement_sent_as_compiled_sql_keeps_what_sqlalchemy_adds(sys_db: Any) -> None:
+    """A statement sent as its SQL compiled once (SQLite) gets its types' bind processing
+    and its constants, and one whose defaults are computed in Python (which only
+    SQLAlchemy's execution runs) is executed by SQLAlchemy; a caller's ORM session, as
+    ``init_workflow_with_connection`` takes it, starts a workflow as DBOS's own does."""
+    from sqlalchemy.orm import Session
+
+    from deskwork.runtime._dbos_prepared import _execute
+
+    table = sa.Table(
+        f"deskwork_t_{uuid.uuid4().hex[:6]}",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("flag", sa.Boolean),
+        sa.Column("data", sa.JSON),
+        sa.Column("made", sa.Text, default=lambda: "by python"),
+    )
+    with sys_db.engine.begin() as conn:
+        table.create(conn)
+        insert = table.insert()
+        _execute(
+            sys_db,
+            conn,
+            insert,
+            {"id": 1, "flag": True, "data": {"a": [1]}},
+            ("id", "flag", "data"),
+        )
+        query = sa.select(table.c.flag, table.c.data, table.c.made).where(table.c.id == 1)
+        assert conn.execute(query).one() == (True, {"a": [1]}, "by python")
+        table.drop(conn)
+    status = {**_started_status(), "workflow_uuid": f"session-{uuid.uuid4().hex[:8]}"}
+    with Session(sys_db.engine) as session, session.begin():
+        assert sys_db.init_workflow_with_connection(dict(status), session, creator_xid="c") == (
+            "PENDING",
+            True,
+        )
+    assert _rows(sys_db, status["workflow_uuid"])["inputs"] == [(status["inputs"],)]
