@@ -351,3 +351,33 @@ def test_a_statement_sent_as_compiled_sql_keeps_what_sqlalchemy_adds(sys_db: Any
             True,
         )
     assert _rows(sys_db, status["workflow_uuid"])["inputs"] == [(status["inputs"],)]
+
+
+@pytest.mark.parametrize("sys_db", ["sqlite"], indirect=True)
+def test_an_autocommit_read_leaves_dbos_sqlite_connections_as_dbos_made_them(
+    sys_db: Any,
+) -> None:
+    """The SQLite connections a deskwork read in autocommit used (a waiter's status poll)
+    go back to the pool beginning ``IMMEDIATE`` transactions before a write, as DBOS opens
+    them; a statement in the block is committed by itself."""
+    from deskwork.runtime._dbos_prepared import autocommit, workflow_state
+
+    def levels() -> set[Any]:
+        held = [sys_db.engine.raw_connection() for _ in range(4)]
+        try:
+            return {c.driver_connection.isolation_level for c in held}
+        finally:
+            for c in held:
+                c.close()
+
+    workflow_id = _pending(sys_db, "me")
+    for _ in range(4):
+        assert workflow_state(workflow_id) == "PENDING"
+    table = sys_db.tables.workflow_status
+    with autocommit(sys_db) as conn:
+        update = table.update().where(table.c.workflow_uuid == workflow_id)
+        conn.execute(update.values(executor_id="autocommitted"))
+    assert levels() == {"IMMEDIATE"}
+    with sys_db.engine.connect() as conn:
+        query = sa.select(table.c.executor_id).where(table.c.workflow_uuid == workflow_id)
+        assert conn.execute(query).scalar() == "autocommitted"

@@ -417,9 +417,23 @@ def _owned_record(sys_db: Any, columns: tuple[str, ...]) -> Any:
 def autocommit(sys_db: Any) -> Iterator[Any]:
     """A connection of the system database in autocommit: each statement its own
     transaction, without BEGIN and COMMIT round trips (DBOS's ``engine.begin()`` adds them;
-    a PostgreSQL read is then one round trip)."""
+    a PostgreSQL read is then one round trip).
+
+    On SQLite the driver's connection is put in autocommit for the block and then back in
+    the mode DBOS gives its connections (``BEGIN IMMEDIATE`` before a write): SQLAlchemy's
+    ``AUTOCOMMIT`` would hand it back to the pool in pysqlite's default (``BEGIN``, deferred),
+    and run a ``PRAGMA`` to do so."""
     with sys_db.engine.connect() as conn:
-        yield conn.execution_options(isolation_level="AUTOCOMMIT")
+        if not sys_db._is_sqlite:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
+            return
+        driver = conn.connection.driver_connection
+        level, driver.isolation_level = driver.isolation_level, None
+        try:
+            yield conn
+        finally:
+            if not conn.invalidated:
+                driver.isolation_level = level
 
 
 def _on_connection(sys_db: Any, txn: Callable[[Any], _T]) -> _T:
