@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from deskwork.exceptions import StoreError
 
-__all__ = ["StoreError", "check_keys", "closed_store", "refused_value", "unstorable_text"]
+__all__ = [
+    "StoreError",
+    "check_event_keys",
+    "check_keys",
+    "closed_store",
+    "refused_value",
+    "unstorable_text",
+]
 
 
 def closed_store(location: str | None) -> StoreError:
@@ -48,3 +55,12 @@ def check_keys(location: str | None, *texts: str | None) -> None:
         if text is not None and unstorable_text(text):
             what = "a NUL character" if "\x00" in text else "a lone surrogate"
             raise refused_value(location, f"{what} in the id or name {text!r}")
+
+
+def check_event_keys(location: str | None, *texts: str) -> None:
+    """:func:`check_keys` for an event's own texts (its id, type, run id, source): one test
+    of them joined passes the common case (ASCII without a NUL), and only otherwise is each
+    looked at."""
+    joined = "".join(texts)
+    if "\x00" in joined or not joined.isascii():
+        check_keys(location, *texts)

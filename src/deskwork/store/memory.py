@@ -22,7 +22,7 @@ from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
-from deskwork.store._errors import check_keys, closed_store
+from deskwork.store._errors import check_event_keys, check_keys, closed_store
 from deskwork.store._owner import current_owner
 from deskwork.store.base import ENDABLE, RunStore, check_limit
 from deskwork.utils import model_json, utc_now
@@ -58,7 +58,31 @@ def _stored_event(event: Event) -> _StoredEvent:
         payload = json.dumps(data, default=str).encode()
     if len(payload) > MAX_STORED_CHARS:  # else no text in it is longer (JSON only adds)
         check_sizes(data)
-    return (v["event_id"], v["type"], v["timestamp"], v["run_id"], v["source"], payload)
+    kind, source = v["type"], v["source"]
+    try:  # (no cost unless it raises)
+        if _CHECKED_TEXTS[kind] is not source:
+            _check_texts(kind, source)
+    except KeyError:
+        _check_texts(kind, source)
+    return (v["event_id"], kind, v["timestamp"], v["run_id"], source, payload)
+
+
+_CHECKED_TEXTS: dict[str, str] = {}
+"""An event type and the source it was last checked with (:func:`_check_texts`). A run's
+events repeat a few of each (the built-in types; the worker's and its tools' names, each
+one object), so most events are checked by one lookup and one identity test: ~390
+instructions an event (callgrind), half of what looking at both texts each time costs."""
+_CHECKED_MAX = 1024
+
+
+def _check_texts(kind: str, source: str) -> None:
+    """Refuse a NUL or a lone surrogate in an event's type or source, as the SQL stores do
+    (its run id is checked with its run, or with the first event of a log of events alone;
+    its id, unless made by hand, is hexadecimal)."""
+    check_event_keys(None, kind, source)
+    if len(_CHECKED_TEXTS) >= _CHECKED_MAX:  # (many types made on the fly: start again)
+        _CHECKED_TEXTS.clear()
+    _CHECKED_TEXTS[kind] = source
 
 
 def _event(item: _StoredEvent) -> Event:

@@ -55,7 +55,7 @@ from deskwork.store._blobs import (
     unpack_value,
 )
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import check_keys, unstorable_text
+from deskwork.store._errors import check_event_keys, check_keys, unstorable_text
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase, sendable
 from deskwork.store.base import (
@@ -337,6 +337,8 @@ class SQLiteRunStore(RunStore):
         before them."""
         if unstorable_text(run_id):  # no stored run has one
             raise KeyError(f"unknown run {run_id!r}")
+        e = end_event
+        check_event_keys(str(self.path), e.event_id, e.type, e.run_id, e.source)
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
         end = (end_event.run_id, _event_item(end_event, blobs), "paused")
@@ -414,8 +416,8 @@ class SQLiteRunStore(RunStore):
         blobs: dict[str, str] = {}
         item = _event_item(event, blobs)
         run_id = event.run_id
-        if "\x00" in run_id or not run_id.isascii():  # a key, as a run's id (check_keys
-            check_keys(str(self.path), run_id)  # tells; an event's other texts are in its JSON)
+        # kept in the batch's JSON, but refused as PostgreSQL does (each a text column there)
+        check_event_keys(str(self.path), event.event_id, event.type, run_id, event.source)
         with self._db.lock:
             self._db.check_open()  # else kept for a commit that never comes
             if self._refused_runs:
