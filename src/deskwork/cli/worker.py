@@ -12,19 +12,19 @@ over by another worker or by ``recover()``.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import signal
 import sys
 import threading
 from typing import Any
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.exceptions import ConfigurationError
 
 __all__ = ["add_worker_parser", "load_desk", "run_worker", "serve"]
 
 TAKEOVER_SECONDS = 5.0
-_log = logging.getLogger("deskwork.worker")
+_log = get_stdlib_logger("deskwork.worker")
 
 
 def load_desk(target: str) -> Any:

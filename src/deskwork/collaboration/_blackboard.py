@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -30,12 +29,13 @@ from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.core._model import DeskworkModel
 from deskwork.utils import utc_now
 
 __all__ = ["Blackboard", "BlackboardCallback", "BlackboardEntry", "copy_json", "to_json_value"]
 
-logger = logging.getLogger(__name__)
+logger = get_stdlib_logger(__name__)
 
 BlackboardCallback = Callable[[str, Any, str], object]
 """A subscriber: called as ``callback(key, value, author)`` after every write to a key."""

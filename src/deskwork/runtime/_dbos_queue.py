@@ -48,13 +48,13 @@ DBOS's own claim.
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.runtime._dbos_prepared import autocommit
 
 __all__ = [
@@ -72,7 +72,7 @@ IDLE_POLL_SECONDS = 0.45
 jitter and the claim's round trips)."""
 _IDLE_GROWTH = 1.5
 """How much longer a backing-off poller waits after each poll that found its queue empty."""
-_log = logging.getLogger("deskwork.durable")
+_log = get_stdlib_logger("deskwork.durable")
 _empty_polls: dict[str, int] = {}
 """Per queue: the polls in a row that found it empty (written by its one poller thread)."""
 _BUSY_SECONDS = 1.0

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import logging
 import os
 import socket
 import threading
@@ -35,6 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType
 from deskwork.core.job import Job
@@ -108,7 +108,7 @@ GATE_POLL_SECONDS = 0.1
 MAX_PRIORITY = 2**31 - 1
 RESULT_POLL_SECONDS = 0.05
 _DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
-_log = logging.getLogger("deskwork.durable")
+_log = get_stdlib_logger("deskwork.durable")
 
 
 # -- the workflow ---------------------------------------------------------------------------

@@ -26,12 +26,12 @@ runs need no fence.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
 from collections.abc import Callable
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.runtime._executor_lock import TAKEOVER_GRACE_SECONDS, ExecutorLock
 
 __all__ = ["FRESH_SECONDS", "WATCH_SECONDS", "Fence"]
@@ -41,7 +41,7 @@ WATCH_SECONDS = 0.2
 FRESH_SECONDS = 1.0
 """A run takes a step only if the lock was seen held this recently."""
 assert FRESH_SECONDS < TAKEOVER_GRACE_SECONDS
-_log = logging.getLogger("deskwork.durable")
+_log = get_stdlib_logger("deskwork.durable")
 
 
 class Fence:

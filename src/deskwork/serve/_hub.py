@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
 from collections import defaultdict, deque
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.core.event import Event
 from deskwork.event_bus import EventBus
 from deskwork.serve._direct import chunk
 
 __all__ = ["EventHub", "Outgoing", "Subscription", "TakeNow"]
 
-_log = logging.getLogger("deskwork.serve")
+_log = get_stdlib_logger("deskwork.serve")
 
 TakeNow = Callable[["Outgoing"], bool]
 """Handles an event at once, on the hub's call (``False``: it could not, nothing done)."""

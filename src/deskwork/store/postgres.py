@@ -40,7 +40,6 @@ import asyncio
 import contextlib
 import contextvars
 import json
-import logging
 import select
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -50,6 +49,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deskwork._extras import require
+from deskwork._logs import get_stdlib_logger
 from deskwork.core.event import RUN_END_EVENTS, Event
 from deskwork.core.message import Message
 from deskwork.core.state import RunOwner, RunRecord, RunState
@@ -329,7 +329,7 @@ _FINISH_RUN = (
 )
 _Write = tuple[str, tuple[Any, ...]]  # a statement and its parameters
 _PUT_BLOB = "INSERT INTO deskwork_blobs (hash, data) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING"
-_log = logging.getLogger("deskwork.store")
+_log = get_stdlib_logger("deskwork.store")
 
 
 class _PostgresStore:

@@ -8,11 +8,11 @@ one atomic ``update`` per container.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration._blackboard import to_json_value
 from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, put_fact
 from deskwork.realtime.core.events import ENGINE_SOURCE
@@ -20,7 +20,7 @@ from deskwork.realtime.core.models import AgentResponse, Event, Fact
 
 __all__ = ["Contribution", "PhaseChanges", "apply_phase", "normalize_response"]
 
-logger = logging.getLogger(__name__)
+logger = get_stdlib_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

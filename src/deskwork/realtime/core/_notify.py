@@ -6,10 +6,10 @@ by the ``EventBus``; neither breaks the turn.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.core.event import Event as BusEvent
 from deskwork.core.redact import redact, redact_text
 from deskwork.event_bus import EventBus
@@ -23,7 +23,7 @@ from deskwork.utils import new_id, utc_now
 
 __all__ = ["Notifier", "describe_error"]
 
-logger = logging.getLogger("deskwork.realtime.engine")
+logger = get_stdlib_logger("deskwork.realtime.engine")
 
 
 def describe_error(error: BaseException) -> str:

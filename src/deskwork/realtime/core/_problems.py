@@ -14,7 +14,6 @@ read in one of two modes:
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 from collections.abc import Iterable
@@ -22,6 +21,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.exceptions import ConfigurationError
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
 STRICT_ENV: Final = "DESKWORK_REALTIME_STRICT_CONFIG"
 """Set to ``1``/``true``/``yes`` to make strict loading the default everywhere (CI)."""
 
-logger = logging.getLogger("deskwork.realtime.config")
+logger = get_stdlib_logger("deskwork.realtime.config")
 
 
 class AgentConfigurationError(ConfigurationError):

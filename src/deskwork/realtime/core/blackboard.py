@@ -20,7 +20,6 @@ agents see during a phase; writing to it raises :class:`ReadOnlyBlackboardError`
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,6 +27,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration import Blackboard as _SharedBlackboard
 from deskwork.collaboration import BlackboardEntry
 from deskwork.collaboration._blackboard import copy_json
@@ -53,7 +53,7 @@ RESERVED_PREFIX: Final = "sys."
 """Variables under this prefix are written by the engine only."""
 DEFAULT_AUTHOR: Final = "realtime"
 """Author recorded for writes made through the container operations."""
-logger = logging.getLogger("deskwork.realtime.blackboard")
+logger = get_stdlib_logger("deskwork.realtime.blackboard")
 _EMPTY: Final[dict[str, Callable[[], Any]]] = {
     "variables": dict,
     "events": list,

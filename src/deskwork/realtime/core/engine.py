@@ -21,7 +21,6 @@ update (every merge is an atomic board ``update``), but they share its transient
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 import weakref
@@ -29,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from deskwork._aio import gather_or_cancel
+from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration._blackboard import copy_json
 from deskwork.core.job import Job
 from deskwork.core.report import Report
@@ -68,7 +68,7 @@ _ENGINE_CLIENTS: weakref.WeakSet[LLMClient] = weakref.WeakSet()
 MAX_PHASES: Final = 5
 """Deepest event chain a turn may run (phase 1 plus up to four event phases)."""
 
-logger = logging.getLogger("deskwork.realtime.engine")
+logger = get_stdlib_logger("deskwork.realtime.engine")
 
 _Outcome = tuple[AgentResponse, bool] | None
 """``(response, failed)``, or ``None`` when the agent turned out to be cooling down."""
