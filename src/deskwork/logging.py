@@ -13,10 +13,16 @@ import json
 import logging as _logging
 from typing import Any
 
-from deskwork.core.redact import redact
+from deskwork.core.redact import redact, redact_text
 from deskwork.utils import utc_now
 
 __all__ = ["StructuredLogger", "get_logger"]
+
+
+def _redacted_text(value: object) -> str:
+    """A value JSON cannot hold (an exception logged as a field, say) as its redacted ``str``:
+    :func:`redact` walks dicts, lists and texts, not what ``str`` makes of other objects."""
+    return redact_text(str(value))
 
 
 class _JSONFormatter(_logging.Formatter):
@@ -70,7 +76,7 @@ class StructuredLogger:
             **self._context,
             **fields,
         }
-        return json.dumps(redact(record), default=str)
+        return json.dumps(redact(record), default=_redacted_text)
 
     def _log(self, level: int, message: str, fields: dict[str, Any]) -> None:
         if self._logger.isEnabledFor(level):

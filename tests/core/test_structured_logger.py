@@ -104,3 +104,20 @@ def test_secrets_are_redacted_from_log_records() -> None:
         assert secret not in text
     (record,) = _records(stream)
     assert record["headers"]["Authorization"] == "<redacted>"
+
+
+def test_an_exception_or_other_object_in_a_field_is_redacted_as_the_text_it_is_logged_as() -> None:
+    """Logging the error itself (``error=exc``) writes its ``str``: redacted as any text."""
+    logger = get_logger(f"t-{new_id()}")
+    stream = _capture(logger)
+    logger.error(
+        "call failed",
+        error=RuntimeError("401 for key sk-proj-1234567890abcdef"),
+        nested={"causes": [ValueError("api_key=hunter2 was refused")]},
+    )
+    text = stream.getvalue()
+    for secret in ("sk-proj-1234567890abcdef", "hunter2"):
+        assert secret not in text
+    (record,) = _records(stream)
+    assert record["error"] == "401 for key <redacted>"
+    assert record["nested"] == {"causes": ["api_key=<redacted> was refused"]}
