@@ -6,6 +6,9 @@ import json
 from typing import Any, ClassVar
 
 from deskwork.memory.base import MemoryStore
+from deskwork.store._blobs import json_text
+from deskwork.store._errors import check_keys, closed_store, unstorable_text
+from deskwork.store._url import redact_url
 from deskwork.store.postgres import _PostgresStore
 from deskwork.utils import to_jsonable, utc_now
 
@@ -27,7 +30,8 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
     _migrations: ClassVar[list[list[str]]] = _MEMORY_MIGRATIONS
 
     def write(self, key: str, value: Any, scope: str) -> None:
-        encoded = json.dumps(to_jsonable(value), ensure_ascii=False)  # searchable as written
+        check_keys(redact_url(self._db.url), key, scope)
+        encoded = json_text(to_jsonable(value))  # searchable as written
         with self._connection() as conn:
             conn.execute(
                 "INSERT INTO deskwork_memory (scope, key, value, updated_at)"
@@ -37,6 +41,9 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
             )
 
     def read(self, key: str, scope: str) -> Any | None:
+        if unstorable_text(key) or unstorable_text(scope):  # no stored key has one
+            self._check_open()
+            return None
         with self._connection() as conn:
             row = conn.execute(
                 "SELECT value FROM deskwork_memory WHERE scope=%s AND key=%s", (scope, key)
@@ -46,6 +53,9 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
+        if unstorable_text(scope) or unstorable_text(query):  # (a text column cannot hold one)
+            self._check_open()
+            return []
         with self._connection() as conn:
             rows = conn.execute(
                 "SELECT key, value FROM deskwork_memory WHERE scope=%s"
@@ -55,5 +65,12 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
         return [(str(row[0]), json.loads(row[1])) for row in rows]
 
     def reset(self, scope: str) -> None:
+        if unstorable_text(scope):
+            self._check_open()
+            return
         with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_memory WHERE scope=%s", (scope,))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise closed_store(redact_url(self._db.url))

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from deskwork.memory.base import MemoryStore
-from deskwork.store._errors import closed_store
+from deskwork.store._blobs import json_text
+from deskwork.store._errors import check_keys, closed_store, unstorable_text
 from deskwork.utils import JSON_ATOMS, to_jsonable, utc_now
 
 __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
@@ -43,6 +44,8 @@ class InMemoryMemoryStore(MemoryStore):
     def write(self, key: str, value: Any, scope: str) -> None:
         if self._closed:
             raise closed_store(None)
+        if not (key.isascii() and scope.isascii()) or "\x00" in key or "\x00" in scope:
+            check_keys(None, key, scope)  # as the stores that persist
         with self._lock:
             self._data.setdefault(scope, {})[key] = _copied(value)
 
@@ -89,7 +92,8 @@ class SQLiteMemoryStore(MemoryStore):
             raise
 
     def write(self, key: str, value: Any, scope: str) -> None:
-        encoded = json.dumps(to_jsonable(value), ensure_ascii=False)  # searchable as written
+        check_keys(str(self._db.path), key, scope)
+        encoded = json_text(to_jsonable(value))  # searchable as written
         with self._db.locked() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO memory (scope, key, value, updated_at) VALUES (?,?,?,?)",
@@ -97,6 +101,9 @@ class SQLiteMemoryStore(MemoryStore):
             )
 
     def read(self, key: str, scope: str) -> Any | None:
+        if unstorable_text(key) or unstorable_text(scope):  # no stored key has one
+            self._db.check_open()
+            return None
         with self._db.locked() as conn:
             row = conn.execute(
                 "SELECT value FROM memory WHERE scope=? AND key=?", (scope, key)
@@ -106,6 +113,9 @@ class SQLiteMemoryStore(MemoryStore):
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
+        if unstorable_text(scope) or unstorable_text(query):  # (sqlite3 cannot send one)
+            self._db.check_open()
+            return []
         with self._db.locked() as conn:
             rows = conn.execute(
                 "SELECT key, value FROM memory WHERE scope=?"
@@ -115,6 +125,9 @@ class SQLiteMemoryStore(MemoryStore):
         return [(row[0], json.loads(row[1])) for row in rows]
 
     def reset(self, scope: str) -> None:
+        if unstorable_text(scope):
+            self._db.check_open()
+            return
         with self._db.locked() as conn:
             conn.execute("DELETE FROM memory WHERE scope=?", (scope,))
 

@@ -32,6 +32,7 @@ __all__ = [
     "dump_model",
     "escape_text",
     "is_plain_json",
+    "json_text",
     "load_model",
     "pack_json",
     "pack_jsonable",
@@ -180,6 +181,18 @@ def pack_model(model: BaseModel | None, blobs: dict[str, str]) -> str | None:
     if text and packs_unchanged(text):
         return text
     return pack_json(model.model_dump(mode="json"), blobs)
+
+
+def json_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` (a memory store's value, searchable as written:
+    ``"é"``, not ``"\\u00e9"``), with a lone surrogate (``"\\ud800"``, which UTF-8 cannot
+    encode, so no database can be sent it) written as its JSON escape; ``json.loads`` gives
+    the value back either way."""
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isascii() or not unstorable_text(text):
+        return text
+    # a surrogate is only ever inside a JSON string, where "\\ud800" is its escape
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def dump_model(model: BaseModel) -> str:
