@@ -12,10 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from storekit import sample_event
 
 from deskwork import Message
 from deskwork.memory import InMemoryMemoryStore, MemoryStore, SQLiteMemoryStore
-from deskwork.store import InMemorySessionStore, SessionStore, SQLiteSessionStore, StoreError
+from deskwork.store import (
+    InMemorySessionStore,
+    RunStore,
+    SessionStore,
+    SQLiteSessionStore,
+    StoreError,
+)
 
 Opener = Callable[[], Any]
 """Opens the store (again: on the same file or database)."""
@@ -112,3 +119,42 @@ def test_every_call_to_a_closed_memory_store_raises_store_error(
             assert reopened.read("k", "scope") == {"text": "remember this"}
         finally:
             reopened.close()
+
+
+ODD_ID = "a\x00b"  # no store keeps one: an open store answers as for an unknown id
+ODD_ID_CALLS: dict[str, Callable[[Any], Any]] = {
+    "get_run": lambda store: store.get_run(ODD_ID),
+    "get_events": lambda store: store.get_events(ODD_ID),
+    "update_run": lambda store: store.update_run(ODD_ID, "completed", "done", None, None),
+    "finish_run": lambda store: store.finish_run(
+        ODD_ID, "failed", None, None, None, sample_event(ODD_ID, 1)
+    ),
+    "list_runs": lambda store: store.list_runs(runner=ODD_ID),
+    "claim_paused": lambda store: store.claim_paused(ODD_ID),
+    "get_checkpoint_items": lambda store: store.get_checkpoint_items(ODD_ID),
+    "delete_checkpoint_items": lambda store: store.delete_checkpoint_items(ODD_ID),
+}
+ODD_SESSION_CALLS: dict[str, Callable[[Any], Any]] = {
+    "get_session": lambda store: store.get_session(ODD_ID),
+    "get_messages": lambda store: store.get_messages(ODD_ID),
+    "replace_messages": lambda store: store.replace_messages(ODD_ID, []),
+    "delete_session": lambda store: store.delete_session(ODD_ID),
+}
+
+
+@pytest.mark.parametrize("call", ODD_ID_CALLS)
+def test_a_closed_run_store_refuses_a_call_by_an_id_no_store_keeps(
+    run_store: RunStore, call: str
+) -> None:
+    run_store.close()
+    with pytest.raises(StoreError, match="is closed"):
+        ODD_ID_CALLS[call](run_store)
+
+
+@pytest.mark.parametrize("call", ODD_SESSION_CALLS)
+def test_a_closed_session_store_refuses_a_call_by_an_id_no_store_keeps(
+    session_store: SessionStore, call: str
+) -> None:
+    session_store.close()
+    with pytest.raises(StoreError, match="is closed"):
+        ODD_SESSION_CALLS[call](session_store)

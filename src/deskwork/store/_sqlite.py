@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from deskwork.store._errors import StoreError, closed_store
+from deskwork.store._errors import StoreError, closed_store, unstorable_text
 
 __all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems", "sendable"]
 
@@ -169,6 +169,17 @@ class SQLiteDatabase:
         """Raise the closed store's :class:`StoreError` after :meth:`close`."""
         if self.closed:
             raise closed_store(str(self.path))
+
+    def unknown(self, *keys: str) -> bool:
+        """Whether a read or a lookup by ``keys`` finds nothing because one holds a character
+        no stored key has (:func:`~deskwork.store._errors.unstorable_text`; sqlite3 cannot
+        even send a lone surrogate): answered without a query, but after :meth:`close` with
+        the closed store's :class:`StoreError`, as every call."""
+        for key in keys:
+            if unstorable_text(key):
+                self.check_open()
+                return True
+        return False
 
     def close(self) -> None:
         """Close the connection (again: nothing)."""

@@ -359,18 +359,32 @@ class _PostgresStore:
             self._closed = True
             self._db.release()
 
-    def _connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
-        """:meth:`PostgresDatabase.connection`, while this store is open."""
+    def _check_open(self) -> None:
+        """Raise the closed store's :class:`StoreError` after :meth:`close`."""
         if self._closed:
             raise closed_store(redact_url(self._db.url))
+
+    def _unknown(self, *keys: str) -> bool:
+        """Whether a read or a lookup by ``keys`` finds nothing because one holds a character
+        no stored key has (:func:`~deskwork.store._errors.unstorable_text`; a text column
+        cannot hold a NUL): answered without a query, but after :meth:`close` with the closed
+        store's :class:`StoreError`, as every call."""
+        for key in keys:
+            if unstorable_text(key):
+                self._check_open()
+                return True
+        return False
+
+    def _connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        """:meth:`PostgresDatabase.connection`, while this store is open."""
+        self._check_open()
         return self._db.connection()
 
     def _transaction(
         self, *, piped: bool = False
     ) -> AbstractContextManager[psycopg.Connection[Any]]:
         """:meth:`PostgresDatabase.transaction`, while this store is open."""
-        if self._closed:
-            raise closed_store(redact_url(self._db.url))
+        self._check_open()
         return self._db.transaction(piped=piped)
 
     def _decoding(self, what: str) -> AbstractContextManager[None]:
@@ -512,8 +526,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._flush()
 
     def _flush(self) -> None:
-        if self._closed:
-            raise closed_store(redact_url(self._db.url))
+        self._check_open()
         with self._commit_lock:
             if self._pending:
                 with self._write(piped=True):
@@ -674,7 +687,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
-        if unstorable_text(run_id):  # no stored run has one
+        if self._unknown(run_id):  # no stored run has one
             raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         update = _update_run(run_id, status, output, output_json, state, blobs)
@@ -695,7 +708,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
     ) -> None:
         """Store the record and the end event in one transaction, with the pending events
         before them."""
-        if unstorable_text(run_id):  # no stored run has one
+        if self._unknown(run_id):  # no stored run has one
             raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         sql, params = _update_run(run_id, status, output, output_json, state, blobs)
@@ -716,7 +729,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
             raise RunNotRunningError(run_id)
 
     def claim_paused(self, run_id: str) -> bool:
-        if unstorable_text(run_id):
+        if self._unknown(run_id):
             return False
         with self._write() as conn:
             cursor = conn.execute(
@@ -727,7 +740,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        if unstorable_text(run_id):  # an id from outside (GET /runs/{id}): not found, no error
+        if self._unknown(run_id):  # an id from outside (GET /runs/{id}): not found, no error
             return None
         rows = self._rows(
             f"SELECT {_RUN_COLUMNS.format(state='state')} FROM deskwork_runs WHERE run_id=%s",
@@ -746,7 +759,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)  # (PostgreSQL refuses a negative LIMIT)
-        if unstorable_text(runner or "") or unstorable_text(status or ""):  # GET /runs?runner=a%00b
+        if self._unknown(runner or "", status or ""):  # GET /runs?runner=a%00b
             return []
         where, params = _filters(status, runner, since)
         rows = self._rows(
@@ -782,7 +795,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return row
 
     def get_events(self, run_id: str) -> list[Event]:
-        if unstorable_text(run_id):
+        if self._unknown(run_id):
             return []
         rows = self._rows(
             "SELECT event_id, type, timestamp, run_id, source, payload FROM deskwork_events"
@@ -825,7 +838,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         check_limit(limit)
-        if unstorable_text(thread_id) or unstorable_text(prefix):  # no stored one has it
+        if self._unknown(thread_id, prefix):  # no stored one has it
             return []
         order = "DESC" if newest_first else "ASC"
         rows = self._rows(
@@ -836,7 +849,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         return [(str(r[0]), bytes(r[1])) for r in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
-        if unstorable_text(thread_id):
+        if self._unknown(thread_id):
             return
         with self._write() as conn:
             conn.execute("DELETE FROM deskwork_checkpoints WHERE thread_id=%s", (thread_id,))
@@ -870,7 +883,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
-        if unstorable_text(session_id):  # an id from outside (/sessions/{id}): not found
+        if self._unknown(session_id):  # an id from outside (/sessions/{id}): not found
             return None
         with self._connection() as conn:
             row = conn.execute(
@@ -890,7 +903,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             )
 
     def get_messages(self, session_id: str) -> list[Message]:
-        if unstorable_text(session_id):
+        if self._unknown(session_id):
             return []
         with self._connection() as conn:
             rows = conn.execute(
@@ -902,7 +915,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             return [load_model(Message, row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        if unstorable_text(session_id):  # no stored session has one
+        if self._unknown(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now()
         with self._transaction() as conn:
@@ -920,7 +933,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
                 )
 
     def delete_session(self, session_id: str) -> None:
-        if unstorable_text(session_id):
+        if self._unknown(session_id):
             return
         with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_sessions WHERE id=%s", (session_id,))

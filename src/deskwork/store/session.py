@@ -16,7 +16,7 @@ from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.store._blobs import dump_model, load_model
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import check_keys, closed_store, unstorable_text
+from deskwork.store._errors import check_keys, closed_store
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["InMemorySessionStore", "SQLiteSessionStore", "SessionRecord", "SessionStore"]
@@ -188,7 +188,7 @@ class SQLiteSessionStore(SessionStore):
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
-        if unstorable_text(session_id):  # an id from outside (/sessions/{id}): not found
+        if self._db.unknown(session_id):  # an id from outside (/sessions/{id}): not found
             return None
         with self._db.locked() as conn:
             row = conn.execute(
@@ -207,7 +207,7 @@ class SQLiteSessionStore(SessionStore):
             )
 
     def get_messages(self, session_id: str) -> list[Message]:
-        if unstorable_text(session_id):  # (sqlite3 cannot send a lone surrogate)
+        if self._db.unknown(session_id):  # (sqlite3 cannot send a lone surrogate)
             return []
         with self._db.locked() as conn:
             rows = conn.execute(
@@ -218,7 +218,7 @@ class SQLiteSessionStore(SessionStore):
             return [load_model(Message, row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        if unstorable_text(session_id):  # no stored session has one
+        if self._db.unknown(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now().isoformat()
         with self._db.transaction() as conn:
@@ -233,7 +233,7 @@ class SQLiteSessionStore(SessionStore):
             )
 
     def delete_session(self, session_id: str) -> None:
-        if unstorable_text(session_id):
+        if self._db.unknown(session_id):
             return
         with self._db.locked() as conn:
             conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))

@@ -55,7 +55,7 @@ from deskwork.store._blobs import (
     unpack_value,
 )
 from deskwork.store._decoding import decoding
-from deskwork.store._errors import check_event_keys, check_keys, unstorable_text
+from deskwork.store._errors import check_event_keys, check_keys
 from deskwork.store._owner import current_owner
 from deskwork.store._sqlite import SQLiteDatabase, sendable
 from deskwork.store.base import (
@@ -314,7 +314,7 @@ class SQLiteRunStore(RunStore):
         output_json: Any | None,
         state: RunState | None,
     ) -> None:
-        if unstorable_text(run_id):  # no stored run has one (sqlite3 cannot send a surrogate)
+        if self._db.unknown(run_id):  # no stored run has one (sqlite3 cannot send a surrogate)
             raise KeyError(f"unknown run {run_id!r}")
         blobs: dict[str, str] = {}
         update = _update_run(run_id, status, output, output_json, state, blobs)
@@ -335,7 +335,7 @@ class SQLiteRunStore(RunStore):
     ) -> None:
         """Store the record and the end event in one transaction, with the pending events
         before them."""
-        if unstorable_text(run_id):  # no stored run has one
+        if self._db.unknown(run_id):  # no stored run has one
             raise KeyError(f"unknown run {run_id!r}")
         e = end_event
         check_event_keys(str(self.path), e.event_id, e.type, e.run_id, e.source)
@@ -356,7 +356,7 @@ class SQLiteRunStore(RunStore):
                 raise
 
     def claim_paused(self, run_id: str) -> bool:
-        if unstorable_text(run_id):
+        if self._db.unknown(run_id):
             return False
         with self._write() as conn:
             cursor = conn.execute(
@@ -367,7 +367,7 @@ class SQLiteRunStore(RunStore):
         return cursor.rowcount == 1
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        if unstorable_text(run_id):  # an id from outside (GET /runs/{id}): not found
+        if self._db.unknown(run_id):  # an id from outside (GET /runs/{id}): not found
             return None
         with self._read() as conn:
             row = conn.execute(
@@ -386,7 +386,7 @@ class SQLiteRunStore(RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)  # (SQLite reads a negative LIMIT as none)
-        if unstorable_text(runner or "") or unstorable_text(status or ""):
+        if self._db.unknown(runner or "", status or ""):
             return []
         clauses: list[str] = []
         params: list[Any] = []
@@ -457,7 +457,7 @@ class SQLiteRunStore(RunStore):
             loop.call_soon(self._flush_soon, loop)
 
     def get_events(self, run_id: str) -> list[Event]:
-        if unstorable_text(run_id):
+        if self._db.unknown(run_id):
             return []
         with self._read() as conn:
             rows = conn.execute(
@@ -490,7 +490,7 @@ class SQLiteRunStore(RunStore):
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
         check_limit(limit)
-        if unstorable_text(thread_id) or unstorable_text(prefix):  # no stored one has it
+        if self._db.unknown(thread_id, prefix):  # no stored one has it
             return []
         order = "DESC" if newest_first else "ASC"
         with self._read() as conn:
@@ -502,7 +502,7 @@ class SQLiteRunStore(RunStore):
         return [(row[0], bytes(row[1])) for row in rows]
 
     def delete_checkpoint_items(self, thread_id: str) -> None:
-        if unstorable_text(thread_id):
+        if self._db.unknown(thread_id):
             return
         with self._write() as conn:
             conn.execute("DELETE FROM checkpoints WHERE thread_id=?", (thread_id,))
