@@ -494,8 +494,10 @@ class _Rows:
 def _driver_sql(sys_db: Any, statement: Any, columns: tuple[str, ...] | None = None) -> Any:
     """``statement`` compiled once for DBOS's driver (psycopg's ``%(name)s`` parameters,
     SQLite's ``?``); ``columns``: an ``INSERT``'s columns, given as parameters."""
-    cache: dict[tuple[int, Any], Any] = _statements(sys_db).setdefault("compiled", {})
-    key = (id(statement), columns)
+    # keyed by the statement itself, not its id(): the cache keeps it alive, so no later
+    # statement can take a freed one's id and get its SQL
+    cache: dict[tuple[Any, Any], Any] = _statements(sys_db).setdefault("compiled", {})
+    key = (statement, columns)
     compiled = cache.get(key)
     if compiled is None:
         engine = sys_db.engine  # its schema in place of DBOS's placeholder, as DBOS's engine does
@@ -526,7 +528,10 @@ def _execute(
     """``conn.execute(statement, params)``; on SQLite, on a connection of the system
     database's engine, the SQL compiled once is sent as it is (``exec_driver_sql``), without
     SQLAlchemy's per-call work on a statement (its cache lookup, the schema's translation,
-    the parameters' processing): ~30 us CPU less a statement."""
+    the parameters' processing): ~30 us CPU less a statement. The rows come back as the
+    driver gives them, without SQLAlchemy's result processing: fine for the text and integer
+    columns every statement sent here reads; a statement reading a Boolean, JSON or
+    DateTime column must go through ``conn.execute``."""
     if not sys_db._is_sqlite or getattr(conn, "dialect", None) is not sys_db.engine.dialect:
         return conn.execute(statement, params)
     compiled = _driver_sql(sys_db, statement, columns)
