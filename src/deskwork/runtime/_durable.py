@@ -522,6 +522,9 @@ class _Engine:
             skip_empty_claims()  # an idle poll is one read, not a claim (_dbos_queue)
             prepare_claim_statements()  # the claim's SQL built once (_dbos_queue)
             poll_when_runs_end()  # a free slot takes the next run at once (_dbos_queue)
+            # DBOS logs step outputs and inputs it fails on ("dbos": its one logger): the
+            # same redaction as deskwork's own loggers (deskwork._logs)
+            get_stdlib_logger("dbos")
             DBOS(config=config)
             _fast_internal_queue()
             if queues is not None:
