@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from deskwork.memory.base import MemoryStore
 from deskwork.store._blobs import json_text
-from deskwork.store._errors import check_keys, closed_store, unstorable_text
+from deskwork.store._errors import check_keys
 from deskwork.store._url import redact_url
 from deskwork.store.postgres import _PostgresStore
 from deskwork.utils import to_jsonable, utc_now
@@ -41,8 +41,7 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
             )
 
     def read(self, key: str, scope: str) -> Any | None:
-        if unstorable_text(key) or unstorable_text(scope):  # no stored key has one
-            self._check_open()
+        if self._unknown(key, scope):  # no stored key has such a character
             return None
         with self._connection() as conn:
             row = conn.execute(
@@ -53,8 +52,7 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
-        if unstorable_text(scope) or unstorable_text(query):  # (a text column cannot hold one)
-            self._check_open()
+        if self._unknown(scope, query):  # (a text column cannot hold one)
             return []
         with self._connection() as conn:
             rows = conn.execute(
@@ -65,12 +63,7 @@ class PostgresMemoryStore(_PostgresStore, MemoryStore):
         return [(str(row[0]), json.loads(row[1])) for row in rows]
 
     def reset(self, scope: str) -> None:
-        if unstorable_text(scope):
-            self._check_open()
+        if self._unknown(scope):
             return
         with self._connection() as conn:
             conn.execute("DELETE FROM deskwork_memory WHERE scope=%s", (scope,))
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise closed_store(redact_url(self._db.url))

@@ -10,7 +10,7 @@ from typing import Any
 
 from deskwork.memory.base import MemoryStore
 from deskwork.store._blobs import json_text
-from deskwork.store._errors import check_keys, closed_store, unstorable_text
+from deskwork.store._errors import check_keys, closed_store
 from deskwork.utils import JSON_ATOMS, to_jsonable, utc_now
 
 __all__ = ["InMemoryMemoryStore", "SQLiteMemoryStore"]
@@ -101,8 +101,7 @@ class SQLiteMemoryStore(MemoryStore):
             )
 
     def read(self, key: str, scope: str) -> Any | None:
-        if unstorable_text(key) or unstorable_text(scope):  # no stored key has one
-            self._db.check_open()
+        if self._db.unknown(key, scope):  # no stored key has such a character
             return None
         with self._db.locked() as conn:
             row = conn.execute(
@@ -113,8 +112,7 @@ class SQLiteMemoryStore(MemoryStore):
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
         literal = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{literal}%"  # a substring match: "%" and "_" in the query are literal
-        if unstorable_text(scope) or unstorable_text(query):  # (sqlite3 cannot send one)
-            self._db.check_open()
+        if self._db.unknown(scope, query):  # (sqlite3 cannot send one)
             return []
         with self._db.locked() as conn:
             rows = conn.execute(
@@ -125,8 +123,7 @@ class SQLiteMemoryStore(MemoryStore):
         return [(row[0], json.loads(row[1])) for row in rows]
 
     def reset(self, scope: str) -> None:
-        if unstorable_text(scope):
-            self._db.check_open()
+        if self._db.unknown(scope):
             return
         with self._db.locked() as conn:
             conn.execute("DELETE FROM memory WHERE scope=?", (scope,))
