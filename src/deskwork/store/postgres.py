@@ -67,6 +67,7 @@ from deskwork.store._blobs import (
 from deskwork.store._decoding import decoding
 from deskwork.store._errors import (
     StoreError,
+    check_event_keys,
     check_keys,
     closed_store,
     refused_value,
@@ -789,9 +790,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         """:func:`_event_row`, its texts checked now (on the writer thread a refused one was
         dropped and logged after ``add_event`` had returned)."""
         row = _event_row(event, blobs)
-        texts = row[0] + row[1] + row[2] + row[4]
-        if "\x00" in texts or not texts.isascii():  # (check_keys: whether one is unstorable)
-            check_keys(redact_url(self._db.url), *row[:3], row[4])
+        check_event_keys(redact_url(self._db.url), *row[:3], row[4])
         return row
 
     def get_events(self, run_id: str) -> list[Event]:
