@@ -4,6 +4,7 @@
 
     bind logging context -> graph.agent.started
     before_invoke (first -> last) -> process() -> after_invoke (last -> first)
+    (each must give an AgentResponse with fields of their declared types: else AgentProcessError)
     identity check -> state update {messages, current_agent, context_slots[, knowledge_context]}
     -> graph.agent.completed
     on failure: on_error (last -> first) -> graph.agent.failed -> raise
@@ -20,7 +21,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
@@ -147,13 +148,14 @@ class BaseAgent(ABC):
                 )
                 open_layers.append(mw)
             identity = _identity(current)
-            response = await self.process(current, config)
+            response = _checked(self.name, "process()", await self.process(current, config))
             self._check_identity(identity, current, state.get("request_id"))
             while open_layers:
                 mw = open_layers.pop()
                 response = await _hook(
                     self.name, mw, "after_invoke", mw.after_invoke, current, response, config
                 )
+                response = _checked(self.name, f"{type(mw).__name__}.after_invoke", response)
         except GraphBubbleUp:  # the node runs again from the start when the graph resumes
             raise
         except Exception as exc:
@@ -263,6 +265,35 @@ def _report_hook_failure(agent_name: str, mw: AgentMiddleware, hook: str, exc: E
             "error": _preview(str(exc), 200),
         },
     )
+
+
+def _checked(agent_name: str, source: str, response: Any) -> AgentResponse:
+    """``response`` when it is an :class:`AgentResponse` whose fields have their declared types.
+
+    Raises:
+        AgentProcessError: naming the agent, what returned the response and what is wrong with it,
+            instead of an ``AttributeError`` or a pydantic error from building the state update.
+    """
+    problem = _response_problem(response)
+    if problem is None:
+        return cast("AgentResponse", response)  # _response_problem checked its type
+    raise AgentProcessError(f"Agent {agent_name!r}: {source} {problem}", agent_name=agent_name)
+
+
+def _response_problem(response: Any) -> str | None:
+    if not isinstance(response, AgentResponse):
+        return f"returned {type(response).__name__}, not an AgentResponse"
+    fields: tuple[tuple[str, Any, type | tuple[type, ...], str], ...] = (
+        ("content", response.content, str, "a str"),
+        ("next_agent", response.next_agent, (str, type(None)), "a str or None"),
+        ("slots_update", response.slots_update, Mapping, "a mapping"),
+        ("slots_tier", response.slots_tier, Mapping, "a mapping"),
+        ("token_usage", response.token_usage, (Mapping, type(None)), "a mapping or None"),
+    )
+    for name, value, expected, wanted in fields:
+        if not isinstance(value, expected):
+            return f"returned an AgentResponse whose {name} is {type(value).__name__}, not {wanted}"
+    return None
 
 
 def _identity(state: Mapping[str, Any]) -> dict[str, Any]:
