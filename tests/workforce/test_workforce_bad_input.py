@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from wfkit import Model, make_desk, worker
 
-from deskwork import Job, Report, Workforce
+from deskwork import ConfigurationError, Job, Report, Workforce
+from deskwork.architecture.blackboard import BlackboardArchitecture
 
 
 @pytest.mark.parametrize("returned", [None, "a text", {"content": "x"}])
@@ -28,3 +30,50 @@ async def test_a_reducer_error_is_redacted_in_the_report() -> None:
     assert report.status == "failed"
     assert "hunter2" not in report.errors[0]
     assert report.errors[0].startswith("reducer failed: RuntimeError: cannot reach postgresql://")
+
+
+@pytest.mark.parametrize(
+    ("workers", "options", "message"),
+    [
+        (None, {}, "takes a list of workers, got NoneType"),
+        (worker("a"), {}, "takes a list of workers, got Worker"),
+        ({"a": worker("a")}, {}, "takes a list of workers, got dict"),
+        (["a", "b"], {}, "a member must be a Worker, got str"),
+        ([worker("a"), None], {}, "a member must be a Worker, got NoneType"),
+        ([worker("a")], {"manager": "a"}, "manager must be a Worker, got str"),
+        ([worker("a")], {"coordinator": "a"}, "coordinator must be a Worker"),
+        ([worker("a")], {"max_handoffs": "3"}, "max_handoffs must be an integer >= 0, got '3'"),
+        ([worker("a")], {"max_rounds": None}, "max_rounds must be an integer >= 0, got None"),
+        ([worker("a")], {"max_rounds": 1.5}, "max_rounds must be an integer >= 0, got 1.5"),
+        ([worker("a")], {"max_handoffs": True}, "max_handoffs must be an integer >= 0"),
+    ],
+)
+def test_wrong_members_and_limits_are_configuration_errors(
+    workers: Any, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        Workforce(workers, **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"agents": [worker("a")]}, "agents as a mapping of names to workers, got list"),
+        ({"agents": {"a": "a worker"}}, "agent 'a' must be a Worker, got str"),
+        ({"agents": {"a": worker("a")}, "decider": "d"}, "decider must be a Worker, got str"),
+        ({"agents": {"a": worker("a")}, "max_rounds": "2"}, "max_rounds must be an integer >= 0"),
+        ({"agents": {"a": worker("a")}, "max_rounds": 2.5}, "got 2.5"),
+    ],
+)
+def test_blackboard_architecture_rejects_wrong_agents_and_limits(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        BlackboardArchitecture(**options)
+
+
+async def test_a_blackboard_workforce_with_max_rounds_zero_still_runs() -> None:
+    wf = Workforce([worker("a")], mode="blackboard", max_rounds=0)
+    report = await make_desk(Model()).arun(wf, Job(input="go"))
+    assert report.status == "failed"
+    assert report.errors == ["no contribution on the blackboard to answer from"]

@@ -31,7 +31,7 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,6 +50,8 @@ from deskwork.runtime.config import RunConfig
 from deskwork.runtime.worker import Worker
 from deskwork.workforce._members import (
     Resume,
+    check_count,
+    check_workers,
     child_from_payload,
     composite_failure,
     composite_outcome,
@@ -226,12 +228,22 @@ class BlackboardArchitecture:
                 one executing run at a time); a new board per run if omitted.
 
         Raises:
-            ConfigurationError: no agents or a negative ``max_rounds``.
+            ConfigurationError: no agents (or not a mapping of names to workers), a
+                coordinator or decider that is not a Worker, or a ``max_rounds`` that is not
+                an integer >= 0.
         """
         if not agents:
             raise ConfigurationError("BlackboardArchitecture needs at least one agent")
-        if max_rounds < 0:
-            raise ConfigurationError("max_rounds must be >= 0")
+        if not isinstance(agents, Mapping):
+            raise ConfigurationError(
+                "BlackboardArchitecture takes agents as a mapping of names to workers,"
+                f" got {type(agents).__name__}"
+            )
+        roles = [(f"agent {key!r}", agent) for key, agent in agents.items()]
+        extras = {"coordinator": coordinator, "decider": decider}
+        roles += [(role, worker) for role, worker in extras.items() if worker is not None]
+        check_workers("BlackboardArchitecture", roles)
+        check_count("BlackboardArchitecture", "max_rounds", max_rounds)
         self.agents = dict(agents)
         self.coordinator = coordinator
         self.decider = decider

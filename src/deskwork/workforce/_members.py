@@ -16,7 +16,7 @@ Metrics of a composite report are the sum of its members' metrics (:func:`sum_me
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,12 +26,16 @@ from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.runner import Runner
+from deskwork.runtime.worker import Worker
 from deskwork.utils import to_jsonable
 
 __all__ = [
     "Resume",
+    "check_count",
+    "check_workers",
     "child_from_payload",
     "composite_failure",
     "composite_outcome",
@@ -122,6 +126,29 @@ def composite_outcome(
         payload=data,
     )
     return report, state
+
+
+def check_workers(owner: str, members: Iterable[tuple[str, Any]]) -> None:
+    """Check that every ``(role, member)`` of a composite is a :class:`Worker`.
+
+    Raises:
+        ConfigurationError: naming the first role whose member is something else.
+    """
+    for role, member in members:
+        if not isinstance(member, Worker):
+            raise ConfigurationError(
+                f"{owner}: {role} must be a Worker, got {type(member).__name__}"
+            )
+
+
+def check_count(owner: str, name: str, value: Any) -> None:
+    """Check that the limit ``name`` is an integer >= 0 (not a bool or a float).
+
+    Raises:
+        ConfigurationError: naming the limit and the value given.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{owner}: {name} must be an integer >= 0, got {value!r}")
 
 
 def composite_failure(

@@ -13,7 +13,7 @@ the workforce's events and the run's events form one ordered stream.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, get_args
 
 from deskwork._sync import run_sync
@@ -28,7 +28,13 @@ from deskwork.runtime._durable_fanout import check_distribute
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.worker import Worker
 from deskwork.workforce import _collaborate, _managed, _swarm
-from deskwork.workforce._members import child_from_payload, composite_failure, composite_outcome
+from deskwork.workforce._members import (
+    check_count,
+    check_workers,
+    child_from_payload,
+    composite_failure,
+    composite_outcome,
+)
 
 if TYPE_CHECKING:
     from deskwork.architecture.blackboard import BlackboardArchitecture
@@ -100,10 +106,15 @@ class Workforce:
                 in-process as usual. See "Fan-out over workers" in ``docs/durable.md``.
 
         Raises:
-            ConfigurationError: no workers, duplicate names, an unknown mode, a negative
-                limit, or ``distribute`` in a mode other than collaborate.
+            ConfigurationError: no workers (or not a list of them), a member or role that
+                is not a Worker, duplicate names, an unknown mode, a limit that is not an
+                integer >= 0, or ``distribute`` in a mode other than collaborate.
         """
-        self.workers = list(workers)
+        self.workers = _worker_list(workers, name)
+        roles = {"manager": manager, "coordinator": coordinator, "decider": decider}
+        members = [("a member", w) for w in self.workers]
+        members += [(role, w) for role, w in roles.items() if w is not None]
+        check_workers(f"Workforce {name!r}", members)
         _check_config(self.workers, mode, max_handoffs, max_rounds)
         self.distribute = check_distribute(distribute, f"Workforce {name!r}")
         if self.distribute and mode != "collaborate":
@@ -194,8 +205,17 @@ def _check_config(workers: list[Worker], mode: str, max_handoffs: int, max_round
         raise ConfigurationError(
             f"unknown Workforce mode {mode!r}; use one of {list(get_args(WorkforceMode))}"
         )
-    if max_handoffs < 0 or max_rounds < 0:
-        raise ConfigurationError("max_handoffs and max_rounds must be >= 0")
+    check_count("Workforce", "max_handoffs", max_handoffs)
+    check_count("Workforce", "max_rounds", max_rounds)
+
+
+def _worker_list(workers: Any, name: str) -> list[Worker]:
+    """``workers`` as a list (a single worker, ``None`` or a mapping is a mistake)."""
+    if isinstance(workers, Worker | str | Mapping) or not isinstance(workers, Iterable):
+        raise ConfigurationError(
+            f"Workforce {name!r} takes a list of workers, got {type(workers).__name__}"
+        )
+    return list(workers)
 
 
 async def _start_blackboard(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
