@@ -749,7 +749,7 @@ class Desk:
         """A workflow of steps run through this desk (see ``deskwork.workflow``)."""
         from deskwork.workflow import Flow
 
-        return Flow(self, list(steps), name=name)
+        return Flow(self, steps, name=name)
 
     def session(
         self,

@@ -50,6 +50,7 @@ __all__ = [
     "Router",
     "Step",
     "call_user",
+    "check_callable",
     "nest",
     "node_list",
 ]
@@ -118,6 +119,18 @@ def node_list(nodes: Node | Sequence[Node] | None, owner: str) -> tuple[Node, ..
     return items
 
 
+def check_callable(owner: str, what: str, function: Any) -> None:
+    """Check that a user callback (predicate, selector, job builder) is callable.
+
+    Raises:
+        ConfigurationError: naming the node and the callback.
+    """
+    if not callable(function):
+        raise ConfigurationError(
+            f"{owner}: {what} must be a function of the context, got {type(function).__name__}"
+        )
+
+
 # -- nodes ------------------------------------------------------------------------------
 
 
@@ -159,6 +172,13 @@ class Step(Node):
         self, runner: Runner, job_builder: JobBuilder | None = None, name: str | None = None
     ) -> None:
         super().__init__(name or getattr(runner, "name", None) or "step")
+        if not callable(getattr(runner, "arun", None)):
+            raise ConfigurationError(
+                f"{self.label} expects a runner (a Worker, Workforce, Flow, ...),"
+                f" got {type(runner).__name__}"
+            )
+        if job_builder is not None:
+            check_callable(self.label, "job_builder", job_builder)
         self.runner = runner
         self.job_builder = job_builder
 
@@ -254,6 +274,11 @@ class _Branching(Node):
 
     def __init__(self, name: str, branches: Mapping[str, Node | Sequence[Node]]) -> None:
         super().__init__(name)
+        if not isinstance(branches, Mapping):
+            raise ConfigurationError(
+                f"{self.label} expects its branches as a mapping of keys to steps,"
+                f" got {type(branches).__name__}"
+            )
         self.branches = {
             key: node_list(steps, type(self).__name__) for key, steps in branches.items()
         }
@@ -294,6 +319,7 @@ class Condition(_Branching):
         name: str = "condition",
     ) -> None:
         super().__init__(name, {"true": if_true, "false": if_false or ()})
+        check_callable(self.label, "predicate", predicate)
         self.predicate = predicate
 
     async def choose(self, ctx: WorkflowContext) -> str:
@@ -333,6 +359,7 @@ class Router(_Branching):
         name: str = "router",
     ) -> None:
         super().__init__(name, routes)
+        check_callable(self.label, "selector", selector)
         self.selector = selector
 
     async def choose(self, ctx: WorkflowContext) -> str:
@@ -361,8 +388,13 @@ class Loop(Node):
         self.steps = node_list(steps, type(self).__name__)
         if not self.steps:
             raise ConfigurationError(f"{self.label} needs at least one step")
+        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
+            raise ConfigurationError(
+                f"{self.label}: max_iterations must be an integer >= 1, got {max_iterations!r}"
+            )
         if max_iterations < 1:
             raise ConfigurationError(f"{self.label}: max_iterations must be >= 1")
+        check_callable(self.label, "stop", stop)
         self.stop = stop
         self.max_iterations = max_iterations
 

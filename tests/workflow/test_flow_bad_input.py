@@ -1,0 +1,48 @@
+"""Flow misuse: wrong node arguments are configuration errors when the flow is built."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flowkit import Scripts, make_desk, worker
+
+from deskwork import ConfigurationError, Job
+from deskwork.workflow import Condition, Loop, Router, Step
+
+
+def _true(ctx: Any) -> bool:
+    return True
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Step("writer"), "Step 'step' expects a runner (a Worker, Workforce, Flow, ...)"),
+        (lambda: Step(None), "got NoneType"),
+        (lambda: Step(worker("a"), job_builder="hi"), "Step 'a': job_builder must be a function"),
+        (lambda: Loop(Step(worker("a")), _true, max_iterations="3"), "integer >= 1, got '3'"),
+        (lambda: Loop(Step(worker("a")), _true, max_iterations=2.5), "integer >= 1, got 2.5"),
+        (lambda: Loop(Step(worker("a")), _true, max_iterations=None), "got None"),
+        (lambda: Loop(Step(worker("a")), None), "Loop 'loop': stop must be a function"),
+        (lambda: Condition(None, Step(worker("a"))), "predicate must be a function"),
+        (lambda: Router("fast", {"fast": Step(worker("a"))}), "selector must be a function"),
+        (lambda: Router(_true, [Step(worker("a"))]), "as a mapping of keys to steps, got list"),
+        (lambda: Router(_true, None), "as a mapping of keys to steps, got NoneType"),
+    ],
+)
+def test_wrong_node_arguments_are_configuration_errors(
+    build: Callable[[], Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        build()
+
+
+async def test_desk_flow_takes_one_node_and_rejects_none() -> None:
+    desk = make_desk(Scripts(a=["only"]))
+    report = await desk.flow(Step(worker("a"))).arun(Job(input="go"))  # type: ignore[arg-type]
+    assert (report.status, report.content) == ("completed", "only")
+    with pytest.raises(ConfigurationError, match="a flow needs at least one step"):
+        desk.flow(None)  # type: ignore[arg-type]
