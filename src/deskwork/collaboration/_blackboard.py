@@ -33,7 +33,14 @@ from deskwork._logs import get_stdlib_logger
 from deskwork.core._model import DeskworkModel
 from deskwork.utils import utc_now
 
-__all__ = ["Blackboard", "BlackboardCallback", "BlackboardEntry", "copy_json", "to_json_value"]
+__all__ = [
+    "Blackboard",
+    "BlackboardCallback",
+    "BlackboardEntry",
+    "check_name",
+    "copy_json",
+    "to_json_value",
+]
 
 logger = get_stdlib_logger(__name__)
 
@@ -54,6 +61,8 @@ def to_json_value(value: Any, *, label: str) -> Any:
 
     Pydantic models (also nested ones) are dumped in JSON mode; tuples become lists and
     non-string dict keys become strings, exactly as after a ``json.dumps``/``json.loads`` trip.
+    NaN and infinities are refused: JSON has no such numbers (a saved state would turn them
+    into ``null``).
 
     Args:
         value: The value to convert.
@@ -63,9 +72,19 @@ def to_json_value(value: Any, *, label: str) -> Any:
         TypeError: ``value`` cannot be represented as JSON.
     """
     try:
-        return json.loads(json.dumps(value, default=_json_default))
+        return json.loads(json.dumps(value, default=_json_default, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"value for {label} is not JSON-serializable: {exc}") from exc
+
+
+def check_name(label: str, value: Any) -> None:
+    """Check that a key or a worker's name is a string.
+
+    Raises:
+        TypeError: naming ``label`` and the type given.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{label} must be a string, got {type(value).__name__}")
 
 
 def copy_json(value: Any) -> Any:
@@ -150,8 +169,11 @@ class Blackboard:
             A snapshot of the new entry.
 
         Raises:
-            TypeError: ``value`` is not JSON-serializable (the message names the key).
+            TypeError: ``key`` or ``author`` is not a string, or ``value`` is not
+                JSON-serializable (the message names the key).
         """
+        check_name("key", key)
+        check_name("author", author)
         stored = to_json_value(value, label=f"key {key!r}")
         with self._lock:
             entry = self._store(key, stored, author)
@@ -183,8 +205,11 @@ class Blackboard:
             A snapshot of the updated entry.
 
         Raises:
-            TypeError: the value returned by ``fn`` is not JSON-serializable.
+            TypeError: ``key`` or ``author`` is not a string, or the value returned by ``fn``
+                is not JSON-serializable.
         """
+        check_name("key", key)
+        check_name("author", author)
         label = f"key {key!r}"
         with self._lock:
             current = self._entries.get(key)

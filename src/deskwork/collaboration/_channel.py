@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal, TypeAlias, get_args
 
-from deskwork.collaboration._blackboard import copy_json, to_json_value
+from deskwork.collaboration._blackboard import check_name, copy_json, to_json_value
 from deskwork.utils import new_id, utc_now
 
 __all__ = ["BroadcastMode", "Channel", "ChannelMessage"]
@@ -144,8 +144,11 @@ class Channel:
             The message as stored.
 
         Raises:
-            TypeError: ``content`` or ``metadata`` is not JSON-serializable.
+            TypeError: ``sender`` or ``recipient`` is not a string (``None`` is no
+                recipient: use ``broadcast``), or ``content`` or ``metadata`` is not
+                JSON-serializable.
         """
+        check_name("recipient", recipient)
         return self._post(sender, recipient, content, metadata)
 
     def broadcast(
@@ -156,7 +159,8 @@ class Channel:
         Broadcasts are kept as a log until ``clear()``; see ``receive`` for how they are read.
 
         Raises:
-            TypeError: ``content`` or ``metadata`` is not JSON-serializable.
+            TypeError: ``sender`` is not a string, or ``content`` or ``metadata`` is not
+                JSON-serializable.
         """
         return self._post(sender, None, content, metadata)
 
@@ -177,8 +181,10 @@ class Channel:
                 ``"all"`` returns every broadcast in the log, seen or not.
 
         Raises:
+            TypeError: ``recipient`` is not a string.
             ValueError: ``broadcast_mode`` is not ``"one_shot"`` or ``"all"``.
         """
+        check_name("recipient", recipient)
         _check_mode(broadcast_mode)
         with self._lock:
             if clear:
@@ -300,6 +306,7 @@ class Channel:
     def _post(
         self, sender: str, recipient: str | None, content: Any, metadata: dict[str, Any] | None
     ) -> ChannelMessage:
+        check_name("sender", sender)
         message = ChannelMessage(
             id=new_id(),
             sender=sender,
