@@ -46,3 +46,12 @@ async def test_desk_flow_takes_one_node_and_rejects_none() -> None:
     assert (report.status, report.content) == ("completed", "only")
     with pytest.raises(ConfigurationError, match="a flow needs at least one step"):
         desk.flow(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", [None, 5])
+async def test_a_flow_named_with_no_string_is_refused_before_its_run_is_stored(name: Any) -> None:
+    desk = make_desk(Scripts())
+    flow = desk.flow([Step(worker("a"))], name=name)
+    with pytest.raises(ConfigurationError, match=f"a runner's name must be a string, not {name}"):
+        await flow.arun(Job(input="go"))
+    assert desk.run_store.list_runs() == []  # was: a run stuck "running"

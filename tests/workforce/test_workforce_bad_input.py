@@ -77,3 +77,10 @@ async def test_a_blackboard_workforce_with_max_rounds_zero_still_runs() -> None:
     report = await make_desk(Model()).arun(wf, Job(input="go"))
     assert report.status == "failed"
     assert report.errors == ["no contribution on the blackboard to answer from"]
+
+
+def test_a_workforce_named_with_no_string_leaves_no_run_stuck_running() -> None:
+    desk = make_desk(Model())
+    with pytest.raises(ConfigurationError, match="a runner's name must be a string, not None"):
+        desk.run(Workforce([worker("a")], name=None), "go")  # type: ignore[arg-type]
+    assert desk.run_store.list_runs() == []

@@ -313,11 +313,15 @@ class Desk:
                 omitted.
 
         Raises:
-            ConfigurationError: ``run_id`` is empty, or a run with that id exists already
-                (finished, paused or running) in this desk's run store.
+            ConfigurationError: ``run_id`` is empty, a run with that id exists already
+                (finished, paused or running) in this desk's run store, or the runner's
+                name is not a string.
         """
         job = job if isinstance(job, Job) else Job(input=job)
         runner = _as_runner(runner)
+        name = getattr(runner, "name", None)
+        if not isinstance(name, str):  # else its run would be stored, then stuck "running"
+            raise ConfigurationError(f"a runner's name must be a string, not {name!r}")
         chosen = run_id is not None
         run_id = self._claim_run_id(run_id)
         try:
