@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from deskwork.core.redact import redact_text
 from deskwork.graph.context.eviction import EvictionStrategy, eviction_strategy_for
-from deskwork.graph.context.slots import TIER_RANK, Slot, SlotPool, SlotTier
+from deskwork.graph.context.slots import TIER_RANK, Slot, SlotPool, SlotTier, check_priority
 from deskwork.graph.core.exceptions import SlotPersistenceError
 from deskwork.graph.core.logging_context import get_graph_logger
 
@@ -143,7 +143,7 @@ class SlotManager:
         """Set a shared slot; a new slot is TURN, an existing one keeps its tier.
 
         Raises:
-            ValueError: the value alone exceeds a budget it must fit.
+            ValueError: ``priority`` is not an int, or the value alone exceeds a budget it must fit.
         """
         self._check_open()
         existing = self._shared.peek(key)
@@ -154,7 +154,8 @@ class SlotManager:
         """Set a shared slot in ``tier``.
 
         Raises:
-            ValueError: the value alone exceeds a budget it must fit, or ``tier`` is unknown.
+            ValueError: the value alone exceeds a budget it must fit, ``tier`` is unknown or
+                ``priority`` is not an int.
         """
         self._check_open()
         self._shared.add(_key(key), value, priority, tier=SlotTier(tier))
@@ -215,7 +216,7 @@ class SlotManager:
         """Set a slot private to ``agent_name``; a new slot is TURN, an existing one keeps its tier.
 
         Raises:
-            ValueError: the value alone exceeds a budget it must fit.
+            ValueError: ``priority`` is not an int, or the value alone exceeds a budget it must fit.
         """
         pool = self.agent_pool(agent_name)
         existing = pool.peek(key)
@@ -435,10 +436,7 @@ def _parse_entry(entry: Any, where: str) -> tuple[Any, SlotTier, int]:
         tier = SlotTier(entry.get("tier", SlotTier.TURN))
     except ValueError as exc:
         raise ValueError(f"from_dict: {where} has unknown tier {entry.get('tier')!r}") from exc
-    priority = entry.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise ValueError(f"from_dict: {where} priority must be an int, got {priority!r}")
-    return entry["value"], tier, priority
+    return entry["value"], tier, check_priority(entry.get("priority", 0), f"from_dict: {where}")
 
 
 def _checked(slots: Any, tier: SlotTier) -> list[Slot]:

@@ -86,6 +86,17 @@ class Slot:
     """The value's size as counted by the pool's token counter."""
 
 
+def check_priority(priority: Any, where: str) -> int:
+    """``priority`` when it is an int (not a bool): eviction compares priorities with each other.
+
+    Raises:
+        ValueError: naming ``where`` the priority came from.
+    """
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise ValueError(f"{where} priority must be an int, got {priority!r}")
+    return priority
+
+
 def value_text(value: Any) -> str:
     """The text whose tokens a value costs: strings as they are, other values as JSON."""
     if isinstance(value, str):
@@ -192,8 +203,10 @@ class SlotPool:
         A replaced slot keeps its ``created_at``.
 
         Raises:
-            ValueError: the value alone exceeds the pool budget or its tier's budget.
+            ValueError: ``priority`` is not an int, or the value alone exceeds the pool budget
+                or its tier's budget.
         """
+        check_priority(priority, f"slot {key!r}")
         tier = SlotTier(tier)
         tokens = self.token_counter.count(value_text(value))
         self._check_fits(key, tokens, tier)
