@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from flowkit import Scripts, make_desk, worker
+from flowkit import Approvals, Scripts, asks_approval, make_desk, worker
 
-from deskwork import ConfigurationError, Job
+from deskwork import ConfigurationError, Job, Workforce
 from deskwork.workflow import Condition, Loop, Router, Step
 
 
@@ -55,3 +55,22 @@ async def test_a_flow_named_with_no_string_is_refused_before_its_run_is_stored(n
     with pytest.raises(ConfigurationError, match=f"a runner's name must be a string, not {name}"):
         await flow.arun(Job(input="go"))
     assert desk.run_store.list_runs() == []  # was: a run stuck "running"
+
+
+async def test_resuming_with_a_runner_of_another_kind_leaves_the_run_paused() -> None:
+    approvals = Approvals()
+    desk = make_desk(Scripts(p=asks_approval("t")))
+    team = Workforce([worker("p", approvals.tool)], mode="collaborate", name="team")
+    paused = await desk.arun(team, Job(input="go"))
+    assert paused.status == "paused"
+
+    wrong = desk.flow([Step(worker("p", approvals.tool))], name="team")
+    report = await wrong.aresume(paused, True)
+    assert report.status == "failed"
+    assert report.errors == [
+        f"run {paused.run_id} was paused by workforce 'team'; a flow cannot resume it"
+    ]
+    assert desk.run_store.get_run(paused.run_id).status == "paused"  # type: ignore[union-attr]
+
+    report = await desk.aresume(paused, True, runner=team)
+    assert (report.status, approvals.executed) == ("completed", ["t"])

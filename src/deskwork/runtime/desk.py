@@ -432,6 +432,12 @@ class Desk:
                 f"run {run_id} was paused by {state.runner_type} {state.runner_name!r}, which is"
                 " not registered on this desk; pass runner=... or call desk.register(...)"
             )
+        if runner.runner_type != state.runner_type:  # a wrong runner=...: the run stays paused
+            paused_by = f"{state.runner_type} {state.runner_name!r}"
+            error = (
+                f"run {run_id} was paused by {paused_by}; a {runner.runner_type} cannot resume it"
+            )
+            return _failed(run_id, [error])
         if self.durable and _durable().resume_as_workflow():
             resumed: Report = await _durable().aresume(
                 self, run_id, decision, runner, stream, on_event
