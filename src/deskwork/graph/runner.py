@@ -46,6 +46,13 @@ InputBuilder = Callable[[Job], Any]
 
 _ORCHESTRATOR_KEYS = {"messages", "context_slots", "current_agent", "knowledge_context"}
 
+DEFAULT_RECURSION_LIMIT = 25
+"""Steps a desk run of a graph may take unless told otherwise: LangGraph's long-standing default.
+
+LangGraph 1.x raised its own default to about 10,000; a supervisor that keeps routing to a worker
+then ran for many minutes (each step costs more as the conversation grows) before failing.
+"""
+
 
 class GraphRunner:
     """Runs a compiled LangGraph graph through a desk (``runner_type = "graph"``).
@@ -58,14 +65,17 @@ class GraphRunner:
             ``job.initial_messages``), with ``session_id``/``user_id``/``request_id`` taken from
             ``job.metadata`` (``request_id`` defaults to the job id) for ``OrchestratorState``
             graphs; any other input is passed as it is.
-        recursion_limit: LangGraph's step limit for one run (``None``: LangGraph's default).
+        recursion_limit: LangGraph's step limit for one run; ``None``: the graph's own
+            (``graph.with_config(recursion_limit=...)``), else :data:`DEFAULT_RECURSION_LIMIT`.
+            A run that reaches it fails with ``GraphRecursionError``.
         durability: when LangGraph writes checkpoints to the run store: ``"async"`` (the
             default: after every step, while the next one runs), ``"sync"`` (before the next
             step starts) or ``"exit"`` (only when the graph ends or interrupts; fastest, and
             pause/resume still works).
 
     Raises:
-        ConfigurationError: ``graph`` is not a compiled LangGraph graph.
+        ConfigurationError: ``graph`` is not a compiled LangGraph graph, or ``recursion_limit``
+            is not a positive int.
     """
 
     runner_type = "graph"
@@ -82,7 +92,7 @@ class GraphRunner:
         self.graph: Pregel[Any, Any, Any, Any] = _compiled(graph)
         self.name = name
         self.input_builder = input_builder
-        self.recursion_limit = recursion_limit
+        self.recursion_limit = _limit(recursion_limit)
         self.durability: Durability = durability
         self._bound: tuple[RunStore, Pregel[Any, Any, Any, Any]] | None = None
 
@@ -253,8 +263,8 @@ class GraphRunner:
 
     def _run_config(self, config: RunConfig) -> RunnableConfig:
         run_config = _thread(config)
-        if self.recursion_limit is not None:
-            run_config["recursion_limit"] = self.recursion_limit
+        own = (self.graph.config or {}).get("recursion_limit")
+        run_config["recursion_limit"] = self.recursion_limit or own or DEFAULT_RECURSION_LIMIT
         return run_config
 
 
@@ -312,6 +322,12 @@ def _compiled(graph: Any) -> Pregel[Any, Any, Any, Any]:
     raise ConfigurationError(
         f"GraphRunner needs a compiled LangGraph graph, got {type(graph).__name__}"
     )
+
+
+def _limit(value: Any) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise ConfigurationError(f"GraphRunner recursion_limit must be a positive int, got {value!r}")
 
 
 def _saves(graph: Pregel[Any, Any, Any, Any]) -> bool:
