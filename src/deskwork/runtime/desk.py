@@ -319,9 +319,6 @@ class Desk:
         """
         job = job if isinstance(job, Job) else Job(input=job)
         runner = _as_runner(runner)
-        name = getattr(runner, "name", None)
-        if not isinstance(name, str):  # else its run would be stored, then stuck "running"
-            raise ConfigurationError(f"a runner's name must be a string, not {name!r}")
         chosen = run_id is not None
         run_id = self._claim_run_id(run_id)
         try:
@@ -777,13 +774,19 @@ class Desk:
 
 
 def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:
-    """A compiled LangGraph graph runs as ``GraphRunner(graph)``; other runners as they are."""
+    """A compiled LangGraph graph runs as ``GraphRunner(graph)``; other runners as they are,
+    once their name is known to be a string (every entry point: run, submit, resume's
+    ``runner=``), else its run would be stored, then fail on its first event and stay
+    "running"."""
     if getattr(runner, "runner_type", None) is None and type(runner).__module__.startswith(
         "langgraph."
     ):
         from deskwork.graph.runner import GraphRunner
 
         return GraphRunner(runner)
+    name = getattr(runner, "name", None)
+    if not isinstance(name, str):
+        raise ConfigurationError(f"a runner's name must be a string, not {name!r}")
     return runner  # type: ignore[return-value]  # a Runner (or misuse, failing in the run)
 
 
