@@ -41,7 +41,26 @@ _PII_KEYS = frozenset({"session_id", "user_id"})
 
 def redact_pii(value: str) -> str:
     """The first 12 hex digits of ``value``'s SHA-256: stable, but not the identifier itself."""
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def _printable(value: Any) -> Any:
+    """``value`` with a lone surrogate in any of its texts written as its ``\\uXXXX`` escape.
+
+    A renderer printing to a UTF-8 stream (structlog's default) raises ``UnicodeEncodeError`` on
+    one, so an id or a message holding it (from a user's input) would fail the agent logging it.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, Mapping):
+        return {key: _printable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable(item) for item in value]
+    return value
 
 
 _hash = redact_pii  # bind_logging_context's keyword argument shadows the function's name
@@ -73,7 +92,7 @@ def bind_logging_context(
             key: _hash(str(value)) if key in _PII_KEYS and value is not None else value
             for key, value in values.items()
         }
-    present = {key: value for key, value in values.items() if value is not None}
+    present = {key: _printable(value) for key, value in values.items() if value is not None}
     structlog.contextvars.unbind_contextvars(*(key for key in values if key not in present))
     structlog.contextvars.bind_contextvars(**present)
 
@@ -105,23 +124,23 @@ class GraphLogger:
 
     def debug(self, event: str, **fields: Any) -> None:
         """Log ``event`` at DEBUG."""
-        self._logger.debug(event, **redact(fields))
+        self._logger.debug(event, **_printable(redact(fields)))
 
     def info(self, event: str, **fields: Any) -> None:
         """Log ``event`` at INFO."""
-        self._logger.info(event, **redact(fields))
+        self._logger.info(event, **_printable(redact(fields)))
 
     def warning(self, event: str, **fields: Any) -> None:
         """Log ``event`` at WARNING."""
-        self._logger.warning(event, **redact(fields))
+        self._logger.warning(event, **_printable(redact(fields)))
 
     def error(self, event: str, **fields: Any) -> None:
         """Log ``event`` at ERROR."""
-        self._logger.error(event, **redact(fields))
+        self._logger.error(event, **_printable(redact(fields)))
 
     def exception(self, event: str, **fields: Any) -> None:
         """Log ``event`` at ERROR with the current exception's traceback."""
-        self._logger.exception(event, **redact(fields))
+        self._logger.exception(event, **_printable(redact(fields)))
 
 
 def get_graph_logger(name: str = "deskwork.graph") -> GraphLogger:
