@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from deskwork.core.event import Event, EventType
 from deskwork.core.redact import redact_text
+from deskwork.utils import escape_surrogates
 
 try:
     from opentelemetry import context as _context
@@ -137,14 +138,7 @@ def _text(value: str) -> str:
     """``value`` redacted, as an exporter can send it: a lone surrogate (``"\\ud800"``, which a
     run's texts may hold; UTF-8 cannot encode it, so OTLP's protobuf refuses it and the
     exporter drops the whole batch of spans) as its escape ``\\ud800``."""
-    text = redact_text(value)
-    if text.isascii():  # a flag of the string, read without a walk over it
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    return escape_surrogates(redact_text(value))
 
 
 def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ __all__ = [
     "JSON_ATOMS",
     "KNOWN_JSON",
     "encode_file",
+    "escape_surrogates",
     "model_json",
     "new_id",
     "to_jsonable",
@@ -104,3 +105,17 @@ def encode_file(file_path: str | Path, mime_type: str | None = None) -> str:
         mime_type = _EXTRA_MIME.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
     encoded = base64.b64encode(path.read_bytes()).decode("ascii")
     return f"data:{mime_type or 'application/octet-stream'};base64,{encoded}"
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` as UTF-8 can carry it: a lone surrogate (``"\\ud800"``, which a Python string
+    may hold, from a cut emoji in a model's JSON say, and UTF-8 cannot encode) written as its
+    escape ``\\ud800``, which a JSON reader turns back into it; any other text returned as it
+    is (the common case: an ASCII flag read, no walk over the text)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

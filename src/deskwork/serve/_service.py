@@ -30,7 +30,7 @@ from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.serve._sse import Write
 from deskwork.store._errors import unstorable_text
-from deskwork.utils import new_id, to_jsonable, utc_now
+from deskwork.utils import escape_surrogates, new_id, to_jsonable, utc_now
 
 __all__ = [
     "END_EVENTS",
@@ -99,7 +99,7 @@ def json_bytes(data: Any) -> bytes:
         return to_json(data, inf_nan_mode="null")
     except PydanticSerializationError:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-8", "backslashreplace")  # only a surrogate: its \\uXXXX
+        return escape_surrogates(text).encode("utf-8")  # in a JSON string: its \\uXXXX
 
 
 def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.store._errors import StoreError, unstorable_text
-from deskwork.utils import model_json, to_jsonable
+from deskwork.utils import escape_surrogates, model_json, to_jsonable
 
 __all__ = [
     "BLOB_MIN_CHARS",
@@ -188,11 +188,8 @@ def json_text(value: Any) -> str:
     ``"é"``, not ``"\\u00e9"``), with a lone surrogate (``"\\ud800"``, which UTF-8 cannot
     encode, so no database can be sent it) written as its JSON escape; ``json.loads`` gives
     the value back either way."""
-    text = json.dumps(value, ensure_ascii=False)
-    if text.isascii() or not unstorable_text(text):
-        return text
     # a surrogate is only ever inside a JSON string, where "\\ud800" is its escape
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return escape_surrogates(json.dumps(value, ensure_ascii=False))
 
 
 def dump_model(model: BaseModel) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import structlog
 
 from deskwork.core.redact import redact
+from deskwork.utils import escape_surrogates
 
 __all__ = [
     "LOGGING_CONTEXT_KEYS",
@@ -51,11 +52,7 @@ def _printable(value: Any) -> Any:
     one, so an id or a message holding it (from a user's input) would fail the agent logging it.
     """
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-        return value
+        return escape_surrogates(value)
     if isinstance(value, Mapping):
         return {key: _printable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
