@@ -74,8 +74,8 @@ class GraphRunner:
             pause/resume still works).
 
     Raises:
-        ConfigurationError: ``graph`` is not a compiled LangGraph graph, or ``recursion_limit``
-            is not a positive int.
+        ConfigurationError: ``graph`` is not a compiled LangGraph graph, ``recursion_limit``
+            is not a positive int, or ``durability`` is not one of the three.
     """
 
     runner_type = "graph"
@@ -93,7 +93,7 @@ class GraphRunner:
         self.name = name
         self.input_builder = input_builder
         self.recursion_limit = _limit(recursion_limit)
-        self.durability: Durability = durability
+        self.durability: Durability = _durability(durability)
         self._bound: tuple[RunStore, Pregel[Any, Any, Any, Any]] | None = None
 
     async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
@@ -328,6 +328,14 @@ def _limit(value: Any) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
         return value
     raise ConfigurationError(f"GraphRunner recursion_limit must be a positive int, got {value!r}")
+
+
+def _durability(value: Any) -> Durability:
+    if value in ("async", "sync", "exit"):
+        return value  # type: ignore[no-any-return]
+    raise ConfigurationError(
+        f"GraphRunner durability must be 'async', 'sync' or 'exit', got {value!r}"
+    )
 
 
 def _saves(graph: Pregel[Any, Any, Any, Any]) -> bool:
