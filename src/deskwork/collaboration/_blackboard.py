@@ -87,6 +87,11 @@ def check_name(label: str, value: Any) -> None:
         raise TypeError(f"{label} must be a string, got {type(value).__name__}")
 
 
+def _check_callback(callback: Any) -> None:
+    if not callable(callback):
+        raise TypeError(f"a subscriber must be callable, got {type(callback).__name__}")
+
+
 def copy_json(value: Any) -> Any:
     """Return a deep copy of a JSON value (dicts and lists are copied, scalars shared)."""
     if isinstance(value, dict):
@@ -280,7 +285,13 @@ class Blackboard:
         writing thread after the lock is released; an exception they raise is logged at warning
         level and does not affect the write or other callbacks. Each callback gets its own copy
         of the value.
+
+        Raises:
+            TypeError: ``key`` is not a string, or ``callback`` cannot be called (it would fail,
+                logged, on every write of the key).
         """
+        check_name("key", key)
+        _check_callback(callback)
         with self._lock:
             callbacks = self._key_subscribers.setdefault(key, [])
             if callback not in callbacks:
@@ -291,6 +302,7 @@ class Blackboard:
 
         Global subscribers run after the subscribers of the written key. See ``subscribe``.
         """
+        _check_callback(callback)
         with self._lock:
             if callback not in self._all_subscribers:
                 self._all_subscribers.append(callback)
