@@ -158,3 +158,36 @@ def test_a_closed_session_store_refuses_a_call_by_an_id_no_store_keeps(
     session_store.close()
     with pytest.raises(StoreError, match="is closed"):
         ODD_SESSION_CALLS[call](session_store)
+
+
+class _CloseFirst:
+    """A lock standing in for an in-memory store's own: the first call that takes it finds
+    ``close()`` run just before (the call passed any check made before it took the lock)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store, self.lock, self.fired = store, store._lock, False
+
+    def __enter__(self) -> None:
+        if not self.fired:
+            self.fired = True
+            self.store._lock = self.lock  # close() takes the real lock
+            self.store.close()
+            self.store._lock = self
+        self.lock.acquire()
+
+    def __exit__(self, *_: object) -> None:
+        self.lock.release()
+
+
+@pytest.mark.parametrize(
+    ("make", "call"),
+    [(InMemorySessionStore, c) for c in SESSION_CALLS.values()]
+    + [(InMemoryMemoryStore, c) for c in MEMORY_CALLS.values()],
+)
+def test_an_in_memory_call_racing_close_raises_instead_of_completing_after_it(
+    make: Callable[[], Any], call: Callable[[Any], Any]
+) -> None:
+    store = make()
+    store._lock = _CloseFirst(store)
+    with pytest.raises(StoreError, match="is closed"):
+        call(store)

@@ -38,34 +38,36 @@ class InMemoryMemoryStore(MemoryStore):
 
     def close(self) -> None:
         """Keep nothing more: every later call raises :class:`StoreError`, as on the stores
-        that persist (a second ``close()`` does nothing)."""
-        self._closed = True
+        that persist (a second ``close()`` does nothing). A call that holds the lock ends
+        first; one that takes it after this raises."""
+        with self._lock:
+            self._closed = True
 
     def write(self, key: str, value: Any, scope: str) -> None:
-        if self._closed:
-            raise closed_store(None)
         if not (key.isascii() and scope.isascii()) or "\x00" in key or "\x00" in scope:
             check_keys(None, key, scope)  # as the stores that persist
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             self._data.setdefault(scope, {})[key] = _copied(value)
 
     def read(self, key: str, scope: str) -> Any | None:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             return _copied(self._data.get(scope, {}).get(key))
 
     def search(self, query: str, scope: str) -> list[tuple[str, Any]]:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             items = list(self._data.get(scope, {}).items())
         return [(k, _copied(v)) for k, v in items if _matches(query, k, v)]
 
     def reset(self, scope: str) -> None:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             self._data.pop(scope, None)
 
 

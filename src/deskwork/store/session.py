@@ -86,14 +86,14 @@ class InMemorySessionStore(SessionStore):
 
     def close(self) -> None:
         """Keep nothing more: every later call raises :class:`StoreError`, as on the stores
-        that persist (a second ``close()`` does nothing)."""
-        self._closed = True
+        that persist (a second ``close()`` does nothing). A call that holds the lock ends
+        first; one that takes it after this raises."""
+        with self._lock:
+            self._closed = True
 
     def create_session(
         self, session_id: str, worker_name: str, metadata: dict[str, Any]
     ) -> SessionRecord:
-        if self._closed:
-            raise closed_store(None)
         check_keys(None, session_id, worker_name)  # as the stores that persist
         now = utc_now()
         record = SessionRecord(
@@ -104,6 +104,8 @@ class InMemorySessionStore(SessionStore):
             updated_at=now,
         )
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             if session_id in self._sessions:
                 raise ValueError(f"session {session_id!r} already exists")
             self._sessions[session_id] = record
@@ -111,21 +113,21 @@ class InMemorySessionStore(SessionStore):
         return record
 
     def get_session(self, session_id: str) -> SessionRecord | None:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             return self._sessions.get(session_id)
 
     def get_messages(self, session_id: str) -> list[Message]:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             return [m.model_copy(deep=True) for m in self._messages.get(session_id, ())]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             if session_id not in self._sessions:
                 raise KeyError(f"unknown session {session_id!r}")
             self._messages[session_id] = [m.model_copy(deep=True) for m in messages]
@@ -133,9 +135,9 @@ class InMemorySessionStore(SessionStore):
             self._sessions[session_id] = record.model_copy(update={"updated_at": utc_now()})
 
     def delete_session(self, session_id: str) -> None:
-        if self._closed:
-            raise closed_store(None)
         with self._lock:
+            if self._closed:
+                raise closed_store(None)
             self._sessions.pop(session_id, None)
             self._messages.pop(session_id, None)
 
