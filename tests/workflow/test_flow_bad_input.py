@@ -65,11 +65,13 @@ async def test_resuming_with_a_runner_of_another_kind_leaves_the_run_paused() ->
     assert paused.status == "paused"
 
     wrong = desk.flow([Step(worker("p", approvals.tool))], name="team")
-    report = await wrong.aresume(paused, True)
-    assert report.status == "failed"
-    assert report.errors == [
-        f"run {paused.run_id} was paused by workforce 'team'; a flow cannot resume it"
-    ]
+    expected = (
+        f"run {paused.run_id} was paused by workforce 'team'; the flow 'team' given cannot"
+        " resume it (the run stays paused)"
+    )
+    with pytest.raises(ConfigurationError) as raised:  # was: a failed report, the run paused
+        await wrong.aresume(paused, True)
+    assert str(raised.value) == expected
     assert desk.run_store.get_run(paused.run_id).status == "paused"  # type: ignore[union-attr]
 
     report = await desk.aresume(paused, True, runner=team)

@@ -411,6 +411,8 @@ class Desk:
 
         Raises:
             RunnerNotRegisteredError: the paused run's runner is unknown to this desk.
+            ConfigurationError: ``runner=`` is of another kind than the runner that paused
+                the run; the run stays paused, resumable with the right runner.
         """
         run_id = (
             report_or_run_id.run_id if isinstance(report_or_run_id, Report) else report_or_run_id
@@ -430,11 +432,11 @@ class Desk:
                 " not registered on this desk; pass runner=... or call desk.register(...)"
             )
         if runner.runner_type != state.runner_type:  # a wrong runner=...: the run stays paused
-            paused_by = f"{state.runner_type} {state.runner_name!r}"
-            error = (
-                f"run {run_id} was paused by {paused_by}; a {runner.runner_type} cannot resume it"
+            raise ConfigurationError(
+                f"run {run_id} was paused by {state.runner_type} {state.runner_name!r}; the"
+                f" {runner.runner_type} {runner.name!r} given cannot resume it (the run stays"
+                " paused)"
             )
-            return _failed(run_id, [error])
         if self.durable and _durable().resume_as_workflow():
             resumed: Report = await _durable().aresume(
                 self, run_id, decision, runner, stream, on_event
