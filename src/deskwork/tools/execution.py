@@ -15,6 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from deskwork._sync import call_off_loop, run_sync, sync_call_alone
 from deskwork.core._model import trusted
+from deskwork.core.redact import redact_text
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
@@ -115,7 +116,7 @@ async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> Too
         except Exception as exc:
             return result.model_copy(
                 update={
-                    "error": f"post-hook {_name(hook)} failed: {exc}",
+                    "error": redact_text(f"post-hook {_name(hook)} failed: {exc}"),
                     "exception_type": type(exc).__name__,
                     "original_exception": exc,
                 }
@@ -269,8 +270,10 @@ def _result(named: dict[str, Any]) -> ToolResult:
 def _error(
     message: str, exc: BaseException, *, timed_out: bool = False, cancelled: bool = False
 ) -> ToolResult:
+    """A failed result; ``message`` (often an exception's text) is redacted here, as the
+    model, the report and event listeners all see it (a tool's own return value is not)."""
     return ToolResult(
-        error=message,
+        error=redact_text(message),
         exception_type=type(exc).__name__,
         original_exception=exc,
         timed_out=timed_out,
