@@ -127,7 +127,7 @@ class BaseAgent(ABC):
         except Exception as exc:
             self._report_failure(exc, started, request_id)
             raise AgentProcessError(
-                f"Agent {self.name!r} failed: {type(exc).__name__}: {exc}",
+                f"Agent {self.name!r} failed: {type(exc).__name__}: {redact_text(str(exc))}",
                 agent_name=self.name,
                 cause=exc,
             ) from exc

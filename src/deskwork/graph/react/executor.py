@@ -638,7 +638,8 @@ class ReactExecutor:
             return _Terminal(dict(terminal.result))
         except Exception as exc:
             return _Observation(
-                f"Error: action {action!r} failed: {type(exc).__name__}: {exc}", is_error=True
+                f"Error: action {action!r} failed: {type(exc).__name__}: {redact_text(str(exc))}",
+                is_error=True,
             )
         if not (
             isinstance(returned, tuple) and len(returned) == 2 and isinstance(returned[1], Mapping)
@@ -676,7 +677,8 @@ class ReactExecutor:
         try:
             result = await self._template_manager.load_slot(slot)
         except KnowledgeError as exc:
-            return _Observation(f"Error: cannot load knowledge slot {slot!r}: {exc}", True)
+            detail = redact_text(str(exc))
+            return _Observation(f"Error: cannot load knowledge slot {slot!r}: {detail}", True)
         contents: dict[str, str] = run.state["_loaded_slot_contents"]
         for name in (*result.dependencies, slot):
             if name not in loaded:

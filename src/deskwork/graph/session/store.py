@@ -339,7 +339,8 @@ class StoreSessionManager(SessionManager):
         try:
             sessions = await asyncio.to_thread(self._count_sessions)
         except Exception as exc:  # a health probe reports, never raises
-            return {"status": "error", "sessions": 0, "error": f"{type(exc).__name__}: {exc}"}
+            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            return {"status": "error", "sessions": 0, "error": error}
         return {"status": "ok", "sessions": sessions}
 
     async def close(self) -> None:

@@ -1,0 +1,32 @@
+"""An agent's failure text is redacted in the AgentProcessError deskwork builds from it; the
+original exception stays reachable as its cause."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.runnables import RunnableConfig
+
+from deskwork.graph.agents.base import BaseAgent
+from deskwork.graph.config.schema import AgentConfig
+from deskwork.graph.core.exceptions import AgentProcessError
+from deskwork.graph.core.state import OrchestratorState
+from deskwork.graph.core.types import AgentResponse
+from deskwork.graph.testing import make_test_state
+
+KEY = "sk-live-abcdef0123456789"
+
+
+class LeakyAgent(BaseAgent):
+    async def process(
+        self, state: OrchestratorState, config: RunnableConfig | None = None
+    ) -> AgentResponse:
+        raise RuntimeError(f"auth failed for {KEY}")
+
+
+async def test_agent_process_error_text_is_redacted() -> None:
+    agent = LeakyAgent(AgentConfig(name="leaky", type="custom", description="leaks"))
+    with pytest.raises(AgentProcessError) as caught:
+        await agent.invoke(make_test_state())
+    assert str(caught.value).endswith("RuntimeError: auth failed for <redacted>")
+    assert KEY not in str(caught.value)
+    assert KEY in str(caught.value.cause)  # the original, for the code that catches it
