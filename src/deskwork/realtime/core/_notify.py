@@ -28,9 +28,10 @@ logger = get_stdlib_logger("deskwork.realtime.engine")
 
 def describe_error(error: BaseException) -> str:
     """``"TypeName: message"`` with secrets redacted (a timeout says so plainly)."""
+    text = redact_text(str(error))
     if isinstance(error, TimeoutError):
-        return f"TimeoutError: {error}" if str(error) else "TimeoutError: timed out"
-    return f"{type(error).__name__}: {redact_text(str(error))}"
+        return f"TimeoutError: {text}" if text else "TimeoutError: timed out"
+    return f"{type(error).__name__}: {text}"
 
 
 class Notifier:
