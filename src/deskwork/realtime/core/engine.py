@@ -34,6 +34,14 @@ from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
+from deskwork.realtime.core._checks import (
+    check_agent,
+    check_agents_given,
+    check_callbacks,
+    check_clock,
+    check_phases,
+    check_timeout,
+)
 from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
 from deskwork.realtime.core._notify import Notifier, describe_error
 from deskwork.realtime.core._problems import AgentConfigurationError
@@ -116,12 +124,18 @@ class AgentEngine:
             strict_reasoning_config: Registering an agent whose model looks like a reasoning
                 model (``gpt-5*``, ``o1``/``o3``/``o4*``) without a ``reasoning_effort``
                 raises ``AgentConfigurationError`` (``True``, default) or logs a warning.
+
+        Raises:
+            ConfigurationError: ``max_phases`` is not an integer, ``agent_timeout`` is not
+                ``None`` or a number above 0, ``clock`` cannot be called, or ``callbacks``
+                is not a list of handlers that provide every ``AgentCallbackHandler`` hook.
         """
+        check_clock(clock)
         self.agents: list[BaseAgent] = []
-        self.callbacks: list[AgentCallbackHandler] = list(callbacks or [])
-        self.max_phases = clamp_phases(max_phases)
+        self.callbacks: list[AgentCallbackHandler] = check_callbacks(callbacks)
+        self.max_phases = clamp_phases(check_phases(max_phases))
         self.strict_reasoning_config = strict_reasoning_config
-        self.agent_timeout = agent_timeout
+        self.agent_timeout = check_timeout(agent_timeout)
         self.clock = clock
         self.condition_evaluator = ConditionEvaluator()
         self.event_bus = event_bus if event_bus is not None else getattr(desk, "event_bus", None)
@@ -165,9 +179,11 @@ class AgentEngine:
         """Add ``agent``; it gets the engine's clock, adapter and (if it has none) LLM client.
 
         Raises:
+            ConfigurationError: ``agent`` is not a ``BaseAgent`` instance.
             AgentConfigurationError: another registered agent has the same id, or the
                 agent's reasoning configuration is incomplete (see ``strict_reasoning_config``).
         """
+        check_agent(agent)
         with self._registry_lock:
             problems = check_agents([*self.agents, agent], self.strict_reasoning_config)
             if problems:
@@ -186,10 +202,11 @@ class AgentEngine:
         make every agent fire at once. A turn already running finishes with the old set.
 
         Raises:
+            ConfigurationError: ``agents`` is not a list of ``BaseAgent`` instances.
             AgentConfigurationError: duplicate ids or incomplete reasoning configuration
                 (every problem is listed).
         """
-        incoming = list(agents)
+        incoming = check_agents_given(agents)
         with self._registry_lock:
             problems = check_agents(incoming, self.strict_reasoning_config)
             if problems:

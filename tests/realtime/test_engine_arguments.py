@@ -1,0 +1,89 @@
+"""AgentEngine refuses bad arguments where they are given, naming them.
+
+Before, a wrong value was kept and failed far from its cause: ``max_phases=2.5`` made every
+turn raise ``TypeError`` in ``range()``, ``agent_timeout=-1`` failed every agent with "timed
+out after -1s", a non-callable ``clock`` broke at the first cooldown check, a callback object
+without hooks logged eight warnings per turn, and ``register_agent(None)`` raised
+``AttributeError: 'NoneType' object has no attribute 'config'``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rt_support import ScriptAgent, make_context
+
+from deskwork.exceptions import ConfigurationError
+from deskwork.realtime import AgentCallbackHandler, AgentEngine, BaseAgent
+from deskwork.testing import ScriptedAdapter
+
+
+@pytest.mark.parametrize("value", [None, "3", 2.5, float("nan"), True])
+def test_max_phases_that_is_not_an_integer_is_refused(value: Any) -> None:
+    with pytest.raises(ConfigurationError, match="max_phases must be an integer"):
+        AgentEngine(adapter=ScriptedAdapter(), max_phases=value)
+
+
+@pytest.mark.parametrize("value", [-1, 0, float("nan"), "5", True])
+def test_agent_timeout_must_be_a_positive_number_or_none(value: Any) -> None:
+    with pytest.raises(ConfigurationError, match="agent_timeout must be a number"):
+        AgentEngine(adapter=ScriptedAdapter(), agent_timeout=value)
+
+
+async def test_agent_timeout_none_and_numbers_still_work() -> None:
+    for value in (None, 5, 0.5):
+        engine = AgentEngine(adapter=ScriptedAdapter(), agent_timeout=value)
+        assert engine.agent_timeout == value
+        engine.register_agent(ScriptAgent("a"))
+        assert (await engine.process_turn(make_context())).insights == []
+
+
+def test_clock_that_cannot_be_called_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="clock must be a callable"):
+        AgentEngine(adapter=ScriptedAdapter(), clock=5.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("callbacks", "message"),
+    [
+        (AgentCallbackHandler(), "callbacks must be a list"),
+        ("tracer", "callbacks must be a list"),
+        ([object()], r"callbacks\[0\] \(object\) is not an AgentCallbackHandler"),
+    ],
+)
+def test_callbacks_must_be_a_list_of_handlers(callbacks: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        AgentEngine(adapter=ScriptedAdapter(), callbacks=callbacks)
+
+
+def test_callbacks_may_be_any_iterable_of_handlers() -> None:
+    handlers = (AgentCallbackHandler(), AgentCallbackHandler())
+    assert AgentEngine(adapter=ScriptedAdapter(), callbacks=handlers).callbacks == list(handlers)
+
+
+@pytest.mark.parametrize(
+    ("agent", "shown"), [(None, "NoneType"), ("coach", "str"), (BaseAgent, "the class BaseAgent")]
+)
+def test_register_agent_refuses_what_is_not_an_agent(agent: Any, shown: str) -> None:
+    engine = AgentEngine(adapter=ScriptedAdapter())
+    with pytest.raises(ConfigurationError, match=f"expected a BaseAgent instance .* got {shown}"):
+        engine.register_agent(agent)
+    assert engine.agents == []
+
+
+@pytest.mark.parametrize(
+    ("agents", "message"),
+    [
+        (None, "expected a list of agents, got NoneType"),
+        (ScriptAgent("b"), "expected a list of agents, got ScriptAgent"),
+        ([ScriptAgent("b"), None], "expected a BaseAgent instance .* got NoneType"),
+    ],
+)
+def test_replace_agents_refuses_what_is_not_a_list_of_agents(agents: Any, message: str) -> None:
+    engine = AgentEngine(adapter=ScriptedAdapter())
+    old = ScriptAgent("a")
+    engine.register_agent(old)
+    with pytest.raises(ConfigurationError, match=message):
+        engine.replace_agents(agents)
+    assert engine.agents == [old]  # the previous agents keep serving
