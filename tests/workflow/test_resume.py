@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from flowkit import Approvals, Scripts, asks_approval, make_desk, worker
 
-from deskwork import Desk, Job, Report
+from deskwork import ConfigurationError, Desk, Job, Report
 from deskwork.testing import fail
 from deskwork.workflow import Condition, Flow, Loop, Parallel, Router, Step, WorkflowContext
 
@@ -257,17 +258,36 @@ async def test_resume_in_a_new_process_continues_at_the_paused_step(tmp_path: Pa
     assert types.count("run.paused") == 1 and types.count("run.resumed") == 1
 
 
-async def test_resume_with_a_changed_flow_fails_clearly(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "steps",
+    [
+        pytest.param(["approver", "new"], id="a step added"),
+        pytest.param(["renamed"], id="the paused step renamed"),
+        pytest.param(["new", "approver"], id="a step moved before the paused one"),
+    ],
+)
+async def test_resume_with_a_changed_flow_is_refused_and_the_run_stays_paused(
+    tmp_path: Path, steps: list[str]
+) -> None:
     tool = Approvals()
     desk1 = make_desk(Scripts(approver=asks_approval()), storage_dir=tmp_path)
     paused = await desk1.flow([Step(worker("approver", tool.tool))], name="f").arun("go")
 
-    desk2 = make_desk(Scripts(), storage_dir=tmp_path)
-    changed = desk2.flow([Step(worker("approver", tool.tool)), Step(worker("new"))], name="f")
-    report = await changed.aresume(paused.run_id, True)
-    assert report.status == "failed"
-    assert report.errors == ["flow 'f' changed since the run paused; it cannot be resumed"]
+    desk2 = make_desk(Scripts(approver=["done"]), storage_dir=tmp_path)
+    changed = desk2.flow([Step(worker(name, tool.tool)) for name in steps], name="f")
+    with pytest.raises(ConfigurationError) as raised:  # was: the run failed for good
+        await changed.aresume(paused.run_id, True)
+    assert str(raised.value) == (
+        f"flow 'f' changed since run {paused.run_id} paused (its steps differ): resume it"
+        " with the flow as it was when it paused; the run stays paused"
+    )
+    record = desk2.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "paused"
     assert tool.executed == []
+
+    original = desk2.flow([Step(worker("approver", tool.tool))], name="f")
+    report = await original.aresume(paused.run_id, True)
+    assert (report.status, tool.executed) == ("completed", ["x"])
 
 
 async def test_a_finished_flow_cannot_be_resumed() -> None:

@@ -412,7 +412,9 @@ class Desk:
         Raises:
             RunnerNotRegisteredError: the paused run's runner is unknown to this desk.
             ConfigurationError: ``runner=`` is of another kind than the runner that paused
-                the run; the run stays paused, resumable with the right runner.
+                the run, or the runner refuses the paused state (``check_resume``: a flow or
+                graph changed since the pause); the run stays paused, resumable with the
+                right runner.
         """
         run_id = (
             report_or_run_id.run_id if isinstance(report_or_run_id, Report) else report_or_run_id
@@ -437,6 +439,9 @@ class Desk:
                 f" {runner.runner_type} {runner.name!r} given cannot resume it (the run stays"
                 " paused)"
             )
+        check = getattr(runner, "check_resume", None)
+        if check is not None:
+            check(state)  # a runner that changed since the pause refuses it: the run stays paused
         if self.durable and _durable().resume_as_workflow():
             resumed: Report = await _durable().aresume(
                 self, run_id, decision, runner, stream, on_event

@@ -18,6 +18,10 @@ class Runner(Protocol):
 
     ``runner_type`` and ``name`` identify the runner in stored state, so a paused run can
     find its runner again (in another process, once the runner is registered).
+
+    A runner may also define ``check_resume(state: RunState) -> None``: the desk calls it
+    before it claims a paused run, and an exception (a ``ConfigurationError`` saying why:
+    the runner changed since the pause) refuses the resume with the run still paused.
     """
 
     name: str

@@ -151,6 +151,20 @@ class Flow:
         """Synchronous :meth:`aresume`; raises ``EventLoopRunningError`` inside a running loop."""
         return run_sync(self.aresume(report, decision, stream=stream), api="resume")
 
+    def check_resume(self, state: RunState) -> None:
+        """Refuse a paused run of another step tree (the desk asks before it claims the run).
+
+        Raises:
+            ConfigurationError: the flow's steps changed since the run paused (a step added,
+                removed, renamed or moved); the run stays paused, resumable with the flow it
+                paused in.
+        """
+        if state.payload.get("signature") != self.signature:
+            raise ConfigurationError(
+                f"flow {self.name!r} changed since run {state.run_id} paused (its steps differ):"
+                " resume it with the flow as it was when it paused; the run stays paused"
+            )
+
     # -- the runner -------------------------------------------------------------------------
 
     async def _start(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
