@@ -44,15 +44,23 @@ class PhaseChanges:
 
 
 def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
-    """Map v1 fields onto v2 ones, stamp sources, and convert every update to JSON.
+    """Check, map v1 fields onto v2 ones, stamp sources, and convert every update to JSON.
 
     ``state_updates`` become ``variable_updates`` (v2 keys win), except ``memory_<agent_id>``
     which merges into the agent's memory. ``sys.*`` variables are dropped (engine-owned).
     A queue push that is not a list is treated as one item.
 
     Raises:
-        TypeError: an update is not JSON-serializable.
+        TypeError: ``response`` is not an ``AgentResponse``, or an update (an event or a
+            fact included) is not JSON-serializable.
+        pydantic.ValidationError: a field was changed after construction to a value of the
+            wrong type (e.g. a string appended to ``insights``).
     """
+    if not isinstance(response, AgentResponse):
+        raise TypeError(
+            f"agent {agent_id!r} returned {type(response).__name__}, not an AgentResponse"
+        )
+    response = AgentResponse.model_validate(dict(response))  # lists are mutable: re-check
     own_memory_key = f"memory_{agent_id}"
     variables = {k: v for k, v in response.state_updates.items() if k != own_memory_key}
     variables.update(response.variable_updates)
@@ -64,15 +72,13 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
     if isinstance(legacy_memory, Mapping):
         memory.update(legacy_memory)
     memory.update(response.memory_updates)
-    events = [Event.model_validate(e) for e in response.events]
-    facts = [Fact.model_validate(f) for f in response.facts]
     pushes = {k: v if isinstance(v, list) else [v] for k, v in response.queue_pushes.items()}
     raw = {
         "variables": variables,
         "memory": memory,
         "pushes": pushes,
-        "payloads": [e.payload for e in events],
-        "values": [f.value for f in facts],
+        "events": [Event.model_validate(e).model_dump(mode="json") for e in response.events],
+        "facts": [Fact.model_validate(f).model_dump(mode="json") for f in response.facts],
     }
     data = to_json_value(raw, label=f"updates of agent {agent_id!r}")
     return response.model_copy(
@@ -81,20 +87,15 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
             "state_updates": {},
             "memory_updates": data["memory"],
             "queue_pushes": data["pushes"],
-            "events": [
-                _stamp(e, agent_id, payload=p)
-                for e, p in zip(events, data["payloads"], strict=True)
-            ],
-            "facts": [
-                _stamp(f, agent_id, value=v) for f, v in zip(facts, data["values"], strict=True)
-            ],
+            "events": [_stamp(Event.model_validate(e), agent_id) for e in data["events"]],
+            "facts": [_stamp(Fact.model_validate(f), agent_id) for f in data["facts"]],
         }
     )
 
 
-def _stamp(item: Event | Fact, agent_id: str, **json_fields: Any) -> Any:
-    """Copy an event or fact with its source set and its value replaced by the JSON form."""
-    return item.model_copy(update={"source_agent": item.source_agent or agent_id, **json_fields})
+def _stamp(item: Event | Fact, agent_id: str) -> Any:
+    """Copy an event or fact with its source set (the emitting agent's id when empty)."""
+    return item.model_copy(update={"source_agent": item.source_agent or agent_id})
 
 
 def apply_phase(board: Blackboard, contributions: Sequence[Contribution]) -> PhaseChanges:

@@ -283,7 +283,8 @@ class BaseAgent(ABC):
         cooldown = self.effective_cooldown(context)
         if not self.try_start(context.session_id, force=forced, cooldown=cooldown):
             return None
-        return await self.evaluate(context) or AgentResponse()
+        response = await self.evaluate(context)
+        return AgentResponse() if response is None else response
 
     def create_insight(
         self,

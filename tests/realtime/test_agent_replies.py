@@ -1,0 +1,108 @@
+"""What an agent returns is checked before it reaches the board or the turn's result.
+
+An agent that returns something other than an ``AgentResponse``, or a response it changed
+into one that does not validate, fails alone (its ``error`` insight and a
+``realtime.agent.failed`` event) and the other agents of the phase are kept. Before, a
+returned string failed with "'str' object has no attribute 'state_updates'", an empty
+string passed as an empty response, and an appended non-insight or a fact with a NaN
+confidence made ``process_turn`` itself raise, after part of the phase was merged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rt_support import ScriptAgent, make_context
+
+from deskwork.core.event import Event as BusEvent
+from deskwork.event_bus import EventBus
+from deskwork.realtime import (
+    AgentContext,
+    AgentEngine,
+    AgentResponse,
+    Event,
+    Fact,
+    InsightType,
+    RealtimeEventType,
+)
+from deskwork.testing import ScriptedAdapter
+
+
+class Returns(ScriptAgent):
+    """An agent whose ``evaluate`` returns ``value`` (built anew per call when callable)."""
+
+    def __init__(self, agent_id: str, value: Any) -> None:
+        super().__init__(agent_id)
+        self.value = value
+
+    async def evaluate(self, context: AgentContext) -> Any:
+        return self.value() if callable(self.value) else self.value
+
+
+def good_agent() -> ScriptAgent:
+    response = AgentResponse(
+        variable_updates={"good": 1}, facts=[Fact(type="budget", value=10)], events=[]
+    )
+    return ScriptAgent("good", response=response)
+
+
+async def run_with(bad: ScriptAgent) -> tuple[AgentResponse, list[BusEvent], AgentContext]:
+    bus = EventBus()
+    seen: list[BusEvent] = []
+    bus.subscribe("*", seen.append)
+    engine = AgentEngine(adapter=ScriptedAdapter(), event_bus=bus)
+    engine.register_agent(bad)
+    engine.register_agent(good_agent())
+    context = make_context()
+    response = await engine.process_turn(context)
+    return response, seen, context
+
+
+def with_appended_text() -> AgentResponse:
+    response = AgentResponse()
+    response.insights.append("not an insight")  # type: ignore[arg-type]
+    return response
+
+
+def with_nan_confidence() -> AgentResponse:
+    fact = Fact(type="budget", key="other", value=5)
+    fact.confidence = float("nan")
+    return AgentResponse(facts=[fact], variable_updates={"bad": 1})
+
+
+def with_nan_timestamp() -> AgentResponse:
+    return AgentResponse(events=[Event(name="e", timestamp=float("nan"))])
+
+
+@pytest.mark.parametrize(
+    ("value", "cause"),
+    [
+        ("advice", "returned str, not an AgentResponse"),
+        ("", "returned str, not an AgentResponse"),
+        ({"insights": []}, "returned dict, not an AgentResponse"),
+        (with_appended_text, "insights.0"),
+        (with_nan_confidence, "not JSON-serializable"),
+        (with_nan_timestamp, "not JSON-serializable"),
+    ],
+)
+async def test_an_unusable_reply_fails_its_agent_only(value: Any, cause: str) -> None:
+    response, seen, context = await run_with(Returns("bad", value))
+    errors = [i for i in response.insights if i.type == InsightType.ERROR]
+    assert [i.agent_id for i in errors] == ["bad"]
+    assert cause in errors[0].content
+    assert response.debug_info["phases"][0]["agents_failed"] == ["bad"]
+    failed = [e for e in seen if e.type == RealtimeEventType.AGENT_FAILED]
+    assert [e.payload["agent_id"] for e in failed] == ["bad"]
+    assert seen[-1].type == RealtimeEventType.TURN_COMPLETED
+    board = context.blackboard
+    assert board is not None
+    assert board.variables.get("good") == 1 and "bad" not in board.variables
+    assert [(f.type, f.key) for f in board.facts] == [("budget", None)]
+    assert board.count_events() == 0
+
+
+async def test_none_still_means_nothing_to_say() -> None:
+    response, _, _ = await run_with(Returns("quiet", None))
+    assert response.insights == []
+    assert response.debug_info["phases"][0]["agents_run"] == ["quiet", "good"]
