@@ -87,3 +87,63 @@ def test_replace_agents_refuses_what_is_not_a_list_of_agents(agents: Any, messag
     with pytest.raises(ConfigurationError, match=message):
         engine.replace_agents(agents)
     assert engine.agents == [old]  # the previous agents keep serving
+
+
+# ------------------------------------------------------------------ turn arguments
+
+
+def engine_with_agents() -> tuple[AgentEngine, ScriptAgent]:
+    engine = AgentEngine(adapter=ScriptedAdapter())
+    agent = ScriptAgent("a", trigger_keywords=["price"])
+    engine.register_agent(agent)
+    return engine, agent
+
+
+@pytest.mark.parametrize("context", [None, {"session_id": "s"}])
+async def test_process_turn_needs_an_agent_context(context: Any) -> None:
+    engine, _ = engine_with_agents()
+    with pytest.raises(TypeError, match="context must be an AgentContext"):
+        await engine.process_turn(context)
+    with pytest.raises(TypeError, match=r"AgentEngine\.turn: context must be an AgentContext"):
+        engine.turn(context)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"allowed_agent_ids": "a"}, TypeError, "allowed_agent_ids must be a list"),
+        ({"allowed_agent_ids": 5}, TypeError, "allowed_agent_ids must be a list"),
+        ({"allowed_agent_ids": ["a", None]}, TypeError, "must hold agent ids .* NoneType"),
+        ({"trigger_metadata": ["keyword"]}, TypeError, "trigger_metadata must be a mapping"),
+        ({"trigger_type": "bogus"}, ValueError, "trigger_type must be one of .* 'bogus'"),
+        ({"trigger_type": None}, ValueError, "trigger_type must be one of .* None"),
+    ],
+)
+async def test_turn_arguments_are_checked_before_the_turn_starts(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    engine, agent = engine_with_agents()
+    context = make_context()
+    with pytest.raises(error, match=message):
+        await engine.process_turn(context, **kwargs)
+    with pytest.raises(error, match=message):
+        engine.turn(context, **kwargs)
+    assert agent.calls == []
+    assert context.blackboard is not None and context.blackboard.variables == {}
+
+
+async def test_an_allow_list_given_as_one_string_no_longer_silences_every_agent() -> None:
+    engine, agent = engine_with_agents()
+    await engine.process_turn(make_context(), allowed_agent_ids=["a"])
+    assert len(agent.calls) == 1
+    with pytest.raises(TypeError):
+        await engine.process_turn(make_context(), allowed_agent_ids="a")
+
+
+def test_check_keyword_triggers_refuses_a_text_or_allow_list_of_the_wrong_type() -> None:
+    engine, agent = engine_with_agents()
+    assert engine.check_keyword_triggers("the PRICE is high", ["a"]) == [(agent, "price")]
+    with pytest.raises(TypeError, match="text must be a string, got NoneType"):
+        engine.check_keyword_triggers(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="allowed_agent_ids must be a list"):
+        engine.check_keyword_triggers("price", "a")  # substring match of the id before

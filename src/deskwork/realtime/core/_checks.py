@@ -15,15 +15,21 @@ from typing import Any
 from deskwork.exceptions import ConfigurationError
 from deskwork.realtime.core.agent import BaseAgent
 from deskwork.realtime.core.callbacks import AgentCallbackHandler
+from deskwork.realtime.core.models import AgentContext, TriggerType
 
 __all__ = [
     "HOOKS",
+    "TurnArguments",
     "check_agent",
     "check_agents_given",
     "check_callbacks",
     "check_clock",
+    "check_context",
+    "check_ids",
     "check_phases",
+    "check_text",
     "check_timeout",
+    "check_turn",
 ]
 
 HOOKS = tuple(name for name in vars(AgentCallbackHandler) if name.startswith("on_"))
@@ -100,3 +106,70 @@ def check_agents_given(agents: Any) -> list[BaseAgent]:
             f"AgentEngine.replace_agents: expected a list of agents, got {type(agents).__name__}"
         )
     return [check_agent(agent, "replace_agents") for agent in agents]
+
+
+TurnArguments = tuple[TriggerType, frozenset[str] | None, dict[str, Any]]
+"""A turn's checked trigger type, allow-list (``None``: everyone) and trigger metadata."""
+
+
+def check_context(context: Any, where: str) -> AgentContext:
+    """``context`` when it is an ``AgentContext``, else a ``TypeError`` naming ``where``."""
+    if not isinstance(context, AgentContext):
+        raise TypeError(
+            f"AgentEngine.{where}: context must be an AgentContext, got {type(context).__name__}"
+        )
+    return context
+
+
+def check_turn(
+    trigger_type: Any, allowed_agent_ids: Any, trigger_metadata: Any, where: str
+) -> TurnArguments:
+    """Check the arguments of one turn (``process_turn`` or ``turn``).
+
+    Raises:
+        ValueError: ``trigger_type`` is not a ``TriggerType`` (or its value).
+        TypeError: ``allowed_agent_ids`` is not ``None`` or a list of ids (a string would be
+            read as its characters), or ``trigger_metadata`` is not ``None`` or a mapping.
+    """
+    try:
+        trigger = TriggerType(trigger_type)
+    except ValueError:
+        known = ", ".join(repr(t.value) for t in TriggerType)
+        raise ValueError(
+            f"AgentEngine.{where}: trigger_type must be one of {known}, got {trigger_type!r}"
+        ) from None
+    allowed = check_ids(allowed_agent_ids, where)
+    if trigger_metadata is not None and not isinstance(trigger_metadata, Mapping):
+        raise TypeError(
+            f"AgentEngine.{where}: trigger_metadata must be a mapping or None, "
+            f"got {type(trigger_metadata).__name__}"
+        )
+    return trigger, allowed, dict(trigger_metadata or {})
+
+
+def check_ids(allowed_agent_ids: Any, where: str) -> frozenset[str] | None:
+    """An allow-list of agent ids (``None``: everyone); a string is refused, not split."""
+    if allowed_agent_ids is None:
+        return None
+    if isinstance(allowed_agent_ids, str | bytes | Mapping) or not isinstance(
+        allowed_agent_ids, Iterable
+    ):
+        raise TypeError(
+            f"AgentEngine.{where}: allowed_agent_ids must be a list of agent ids or None, "
+            f"got {type(allowed_agent_ids).__name__}"
+        )
+    ids = list(allowed_agent_ids)
+    wrong = sorted({type(i).__name__ for i in ids if not isinstance(i, str)})
+    if wrong:
+        raise TypeError(
+            f"AgentEngine.{where}: allowed_agent_ids must hold agent ids (strings), "
+            f"got {', '.join(wrong)}"
+        )
+    return frozenset(ids)
+
+
+def check_text(text: Any, where: str) -> str:
+    """``text`` when it is a string, else a ``TypeError`` naming ``where``."""
+    if not isinstance(text, str):
+        raise TypeError(f"AgentEngine.{where}: text must be a string, got {type(text).__name__}")
+    return text

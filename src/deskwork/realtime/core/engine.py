@@ -39,8 +39,12 @@ from deskwork.realtime.core._checks import (
     check_agents_given,
     check_callbacks,
     check_clock,
+    check_context,
+    check_ids,
     check_phases,
+    check_text,
     check_timeout,
+    check_turn,
 )
 from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
 from deskwork.realtime.core._notify import Notifier, describe_error
@@ -163,7 +167,12 @@ class AgentEngine:
 
         The turn then gets a run record, its events are stored in order with the run, and
         the board's state is kept in the run's ``RunState.payload["blackboard"]``.
+
+        Raises:
+            TypeError, ValueError: as :meth:`process_turn`, here rather than in the run.
         """
+        check_context(context, "turn")
+        check_turn(trigger_type, allowed_agent_ids, trigger_metadata, "turn")
         return RealtimeTurn(
             self,
             context,
@@ -301,10 +310,16 @@ class AgentEngine:
 
         Keyword detection is the host's job; this is a helper for it. Matching is
         case-insensitive substring matching; each agent appears once (first keyword).
+
+        Raises:
+            TypeError: ``text`` is not a string, or ``allowed_agent_ids`` is not ``None`` or
+                a list of agent ids.
         """
+        check_text(text, "check_keyword_triggers")
+        allowed = check_ids(allowed_agent_ids, "check_keyword_triggers")
         matches: list[tuple[BaseAgent, str]] = []
         for agent in self.agents:
-            if allowed_agent_ids is not None and agent.config.id not in allowed_agent_ids:
+            if allowed is not None and agent.config.id not in allowed:
                 continue
             keyword = match_keyword(agent.config.trigger_keywords, text)
             if keyword is not None:
@@ -339,9 +354,16 @@ class AgentEngine:
             Insights of every phase (registration order within a phase), every event, the
             final variable values written, queue pushes, facts, memory and data by agent id,
             and ``debug_info`` with the phase trace.
+
+        Raises:
+            TypeError: ``context`` is not an ``AgentContext``, ``allowed_agent_ids`` is not
+                ``None`` or a list of agent ids (a string is not split into letters), or
+                ``trigger_metadata`` is not ``None`` or a mapping.
+            ValueError: ``trigger_type`` is not a ``TriggerType``.
         """
-        trigger = TriggerType(trigger_type)
-        turn = self._start_turn(context, allowed_agent_ids, trigger, trigger_metadata)
+        check_context(context, "process_turn")
+        checked = check_turn(trigger_type, allowed_agent_ids, trigger_metadata, "process_turn")
+        turn = self._start_turn(context, *checked)
         notifier = Notifier(self.callbacks, self.event_bus, emit)
         with turn_scope(turn.turn_id):
             await notifier.turn_started(turn)
@@ -358,13 +380,13 @@ class AgentEngine:
     def _start_turn(
         self,
         context: AgentContext,
-        allowed_agent_ids: Sequence[str] | None,
         trigger_type: TriggerType,
-        trigger_metadata: dict[str, Any] | None,
+        allowed: frozenset[str] | None,
+        trigger_metadata: dict[str, Any],
     ) -> Turn:
         """Record the trigger on ``context`` and prepare the board for the turn."""
         context.trigger_type = trigger_type
-        context.trigger_metadata = {**context.trigger_metadata, **(trigger_metadata or {})}
+        context.trigger_metadata = {**context.trigger_metadata, **trigger_metadata}
         if context.blackboard is None:
             context.blackboard = Blackboard()
         seeds = public_variables(context.shared_state)
@@ -379,7 +401,6 @@ class AgentEngine:
             return {**variables, **new, **system}
 
         context.blackboard.update("variables", prepare, ENGINE_SOURCE, default={})
-        allowed = None if allowed_agent_ids is None else frozenset(allowed_agent_ids)
         return Turn(new_id(), context, context.blackboard, trigger_type, allowed)
 
     async def _run_phases(self, turn: Turn, notifier: Notifier) -> None:
