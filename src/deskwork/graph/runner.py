@@ -73,6 +73,11 @@ class GraphRunner:
             step starts) or ``"exit"`` (only when the graph ends or interrupts; fastest, and
             pause/resume still works).
 
+    A paused run names the nodes its interrupts wait in (``RunState.payload["waiting_nodes"]``);
+    resuming it with a graph that lacks one of them (another graph under the same name) raises
+    ``ConfigurationError`` before the run is claimed, and the run stays paused. Only those nodes
+    are checked: a graph that gained nodes, or changed others, still resumes.
+
     Raises:
         ConfigurationError: ``graph`` is not a compiled LangGraph graph, ``recursion_limit``
             is not a positive int, or ``durability`` is not one of the three.
@@ -115,6 +120,24 @@ class GraphRunner:
         command: Command[Any] = Command(resume=_resume_value(ids, decision))
         config.emit("graph.resumed", self.name, {"interrupt_ids": ids})
         return await self._drive(config, job, command, state.metrics)
+
+    def check_resume(self, state: RunState) -> None:
+        """Refuse a paused run whose interrupts wait in nodes this graph lacks (the desk asks
+        before it claims the run).
+
+        Raises:
+            ConfigurationError: a node the pause waits in is not in this graph; the run stays
+                paused, resumable with the graph it paused in.
+        """
+        waiting = state.payload.get("waiting_nodes")
+        nodes = self.graph.nodes
+        missing = [n for n in waiting if n not in nodes] if isinstance(waiting, list) else []
+        if missing:
+            raise ConfigurationError(
+                f"run {state.run_id} paused in {', '.join(map(repr, missing))}, which graph"
+                f" {self.name!r} lacks: resume it with the graph it paused in; the run stays"
+                " paused"
+            )
 
     def default_input(self, job: Job) -> Any:
         """The graph's input for ``job`` when no ``input_builder`` was given."""
@@ -197,7 +220,9 @@ class GraphRunner:
                 progress.failed_node = node
                 error = f"{type(chunk['error']).__name__}: {redact_text(str(chunk['error']))}"
                 config.emit("graph.node.failed", self.name, {"node": node, "error": error})
-            elif not chunk.get("interrupts"):
+            elif chunk.get("interrupts"):
+                progress.waiting_nodes.append(node)
+            else:
                 progress.metrics = sum_metrics(progress.metrics, {"nodes": 1})
                 keys = sorted(_keys(chunk.get("result")))
                 config.emit("graph.node.completed", self.name, {"node": node, "updated": keys})
@@ -226,7 +251,14 @@ class GraphRunner:
         )
         state = _state(self, config, job, "paused", progress.metrics)
         state = state.model_copy(
-            update={"pending_action": action, "payload": {**state.payload, "interrupt_ids": ids}}
+            update={
+                "pending_action": action,
+                "payload": {
+                    **state.payload,
+                    "interrupt_ids": ids,
+                    "waiting_nodes": sorted(set(progress.waiting_nodes)),
+                },
+            }
         )
         return report, state
 
@@ -276,6 +308,8 @@ class _Progress:
     values: Any = None
     interrupts: list[Interrupt] = field(default_factory=list)
     failed_node: str | None = None
+    waiting_nodes: list[str] = field(default_factory=list)
+    """The nodes whose interrupts paused this pass."""
 
     def count_usage(self, update: Any) -> None:
         """Add the token usage of the AI messages a node produced."""

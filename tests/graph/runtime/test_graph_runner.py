@@ -174,6 +174,28 @@ def test_interrupt_pauses_the_run_and_resume_continues_it(tmp_path: Path) -> Non
     assert types.index("run.resumed") < types.index("graph.resumed") < types.index("run.completed")
 
 
+def test_resume_with_a_graph_lacking_the_paused_node_is_refused_and_the_run_stays_paused(
+    tmp_path: Path,
+) -> None:
+    desk = _desk(tmp_path)
+    paused = desk.run(GraphRunner(_counter_graph(ask_in="act")), Job(input={"log": []}))
+    assert paused.status == "paused", paused.errors
+
+    other = GraphRunner(_chat_graph())  # another graph under the same name: no "act" node
+    with pytest.raises(ConfigurationError) as raised:  # was: completed, "act" never ran
+        desk.resume(paused.run_id, "yes", runner=other)
+    assert str(raised.value) == (
+        f"run {paused.run_id} paused in 'act', which graph 'graph' lacks: resume it with the"
+        " graph it paused in; the run stays paused"
+    )
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "paused"
+
+    done = desk.resume(paused.run_id, "yes", runner=GraphRunner(_counter_graph(ask_in="act")))
+    assert done.status == "completed", done.errors
+    assert done.data == {"log": ["plan", "act:yes", "check"]}
+
+
 def test_resume_of_a_run_that_is_not_paused_is_a_failed_report() -> None:
     desk = _desk()
     runner = GraphRunner(_counter_graph())
@@ -295,6 +317,9 @@ def test_parallel_interrupts_are_answered_together_or_one_by_one() -> None:
     assert half.status == "paused", half.errors  # the other interrupt still waits
     assert half.pending_action is not None
     assert half.pending_action.metadata["interrupt_ids"] == [second]
+    record = desk.run_store.get_run(half.run_id)
+    assert record is not None and record.state is not None
+    assert len(record.state.payload["waiting_nodes"]) == 1  # the node still waiting
     done = desk.resume(half.run_id, "b", runner=runner)
     assert done.status == "completed", done.errors
     assert sorted(x.split(":")[1] for x in done.data["log"]) == ["a", "b"]
