@@ -202,6 +202,7 @@ def span(
 
     Attributes come from ``attributes`` and keyword arguments. An exception leaving the block
     is recorded on the span with :func:`record_error` (redacted) and raised on unchanged.
+    A lone surrogate in ``name`` is escaped, as in the attributes.
     """
     if _trace is None:
         yield NOOP_SPAN
@@ -209,7 +210,7 @@ def span(
     merged = {**(attributes or {}), **extra}
     tracer = get_tracer(tracer_name)
     with tracer.start_as_current_span(
-        name,
+        escape_surrogates(name),
         attributes=clean_attributes(merged),
         record_exception=False,  # OpenTelemetry's own recording exports the texts unredacted
         set_status_on_exception=False,
@@ -311,7 +312,7 @@ class Instrumentation:
         parent = _context.get_current()
         resumed = event.type == EventType.RUN_RESUMED
         run_span = self.tracer.start_span(
-            f"deskwork.run {event.source}",
+            escape_surrogates(f"deskwork.run {event.source}"),
             context=parent,
             start_time=_ns(event.timestamp),
             attributes=clean_attributes(
@@ -355,7 +356,7 @@ class Instrumentation:
 
     def _open(self, event: Event, key: str, name: str, parent: Any, attrs: dict[str, Any]) -> None:
         self._spans[(event.run_id, key)] = self.tracer.start_span(
-            name,
+            escape_surrogates(name),  # a model's name, say, may hold a lone surrogate
             context=parent,
             start_time=_ns(event.timestamp),
             attributes=clean_attributes(attrs),

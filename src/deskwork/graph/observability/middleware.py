@@ -18,6 +18,7 @@ from deskwork.graph.agents._scoped import InvocationStack
 from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.observability.otel import DEFAULT_TRACER_NAME, OTEL_AVAILABLE, get_tracer
 from deskwork.otel import clean_attributes, record_error
+from deskwork.utils import escape_surrogates
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -50,7 +51,7 @@ class OpenTelemetryMiddleware(AgentMiddleware):
         if state.get("request_id"):
             attributes["graph.request_id"] = str(state.get("request_id"))
         span = tracer.start_span(
-            f"agent.invoke {agent_name}", attributes=clean_attributes(attributes)
+            escape_surrogates(f"agent.invoke {agent_name}"), attributes=clean_attributes(attributes)
         )
         self._spans.push((span, _make_current(span)))
         return state
