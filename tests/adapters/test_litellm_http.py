@@ -271,3 +271,27 @@ def test_process_exit_is_clean(srv: OpenAICompatServer, tmp_path: Path) -> None:
     assert done.stdout.strip() == "bye"
     assert "never awaited" not in done.stderr
     assert "Task was destroyed" not in done.stderr
+
+
+PLAIN_KEY = "0123456789abcdef0123456789abcdef"  # an Azure-style key: no sk- or Bearer to spot
+
+
+@pytest.mark.parametrize("source", ["argument", "environment"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_key_echoed_by_the_server_is_hidden_whatever_its_shape(
+    srv: OpenAICompatServer, monkeypatch: pytest.MonkeyPatch, source: str, stream: bool
+) -> None:
+    echo = ServerReply.error(400, f"invalid key {PLAIN_KEY} for this organization")
+    srv.enqueue(echo, echo)  # a failed stream is followed by one plain call
+    if source == "environment":
+        monkeypatch.setenv("OPENAI_API_KEY", PLAIN_KEY)
+    key = PLAIN_KEY if source == "argument" else None
+    adapter = LiteLLMAdapter(api_base=srv.base_url, api_key=key)
+    store = InMemoryRunStore()
+    desk = Desk(model="openai/test-model", adapter=adapter, run_store=store, stream=stream)
+    report = desk.run(Worker(name="w"), Job(input="x"))
+    assert report.status == "failed"
+    assert "invalid key <redacted> for this organization" in report.errors[0]
+    assert PLAIN_KEY not in report.model_dump_json()
+    assert all(PLAIN_KEY not in str(e.payload) for e in report.events)
+    assert PLAIN_KEY not in repr(store.get_events(report.run_id))

@@ -10,9 +10,10 @@ import asyncio
 import contextlib
 import functools
 import os
+import re
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -30,6 +31,7 @@ from deskwork.adapters.base import (
     parse_tool_call,
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
+from deskwork.core.redact import REDACTED
 
 __all__ = ["LiteLLMAdapter", "import_litellm"]
 
@@ -93,6 +95,26 @@ async def shutdown_litellm() -> None:
             litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
 
 
+_CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_MIN_CREDENTIAL = 8  # shorter values are too likely to be ordinary words
+
+
+def _hide(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
+    """Mask ``secrets`` in ``exc``'s message, in place (its type, status and headers stay,
+    so the desk still classifies and retries it)."""
+    exc.args = tuple(_hide(a, secrets) if isinstance(a, str) else a for a in exc.args)
+    message = getattr(exc, "message", None)
+    if isinstance(message, str):
+        with contextlib.suppress(AttributeError, TypeError):
+            exc.message = _hide(message, secrets)  # type: ignore[attr-defined]
+
+
 class LiteLLMAdapter(BaseModelAdapter):
     """Calls models through LiteLLM with OpenAI-compatible inputs.
 
@@ -118,6 +140,28 @@ class LiteLLMAdapter(BaseModelAdapter):
 
     def __repr__(self) -> str:
         return f"LiteLLMAdapter(api_base={self.api_base!r})"
+
+    def _credentials(self) -> list[str]:
+        """The keys a call may send: this adapter's and the provider keys LiteLLM reads from
+        the environment (``OPENAI_API_KEY``, ``AZURE_API_KEY``, ...), longest first."""
+        found = {self._api_key, self.extra_params.get("api_key")}
+        found.update(value for name, value in os.environ.items() if _CREDENTIAL_ENV.search(name))
+        keys = (k for k in found if isinstance(k, str) and len(k) >= _MIN_CREDENTIAL)
+        return sorted(keys, key=len, reverse=True)
+
+    @contextlib.contextmanager
+    def _no_credentials(self) -> Iterator[None]:
+        """A server may echo the key it was sent in its error body, and a key without a
+        recognisable shape (an Azure key is 32 hex digits) passes the desk's pattern-based
+        redaction: errors leave the adapter with every key it knows masked."""
+        try:
+            yield
+        except Exception as exc:
+            text = " ".join(str(a) for a in (*exc.args, getattr(exc, "message", "")))
+            secrets = [key for key in self._credentials() if key in text]
+            if secrets:
+                _hide_in_error(exc, secrets)
+            raise
 
     @functools.cached_property
     def _litellm(self) -> Any:
@@ -183,12 +227,18 @@ class LiteLLMAdapter(BaseModelAdapter):
         )  # fmt: skip
         with contextlib.suppress(Exception):  # hardening only; never fails a call
             _adopt_logging_task()
-        if stream:
-            params["stream"] = True
-            params["stream_options"] = stream_options or {"include_usage": True}
-            response = await self._litellm.acompletion(**params)
-            return _chunks(response, model)
-        return _to_response(await self._litellm.acompletion(**params), model)
+        with self._no_credentials():
+            if stream:
+                params["stream"] = True
+                params["stream_options"] = stream_options or {"include_usage": True}
+                response = await self._litellm.acompletion(**params)
+                return self._guarded_chunks(response, model)
+            return _to_response(await self._litellm.acompletion(**params), model)
+
+    async def _guarded_chunks(self, stream: Any, model: str) -> AsyncIterator[StreamChunk]:
+        with self._no_credentials():
+            async for chunk in _chunks(stream, model):
+                yield chunk
 
     def complete(self, **kwargs: Any) -> ModelResponse:
         """Synchronous completion through ``litellm.completion`` (never streams)."""
@@ -196,8 +246,9 @@ class LiteLLMAdapter(BaseModelAdapter):
         kwargs.pop("stream_options", None)
         model = kwargs.pop("model")
         messages = kwargs.pop("messages")
-        response = self._litellm.completion(**self._params(model, messages, **kwargs))
-        return _to_response(response, model)
+        with self._no_credentials():
+            response = self._litellm.completion(**self._params(model, messages, **kwargs))
+            return _to_response(response, model)
 
     async def astructured_complete(
         self,
@@ -221,15 +272,16 @@ class LiteLLMAdapter(BaseModelAdapter):
             "temperature": temperature, "max_tokens": max_tokens, "thinking": thinking,
             "drop_params": drop_params, "extra_body": extra_body, "num_retries": num_retries,
         }  # fmt: skip
-        if not (isinstance(response_schema, type) and issubclass(response_schema, BaseModel)):
-            return await super().astructured_complete(
-                model=model, messages=messages, response_schema=response_schema,
-                retries=retries, **options,
-            )  # fmt: skip
-        first_error = await self._native_attempt(model, messages, response_schema, options)
-        if isinstance(first_error, ModelResponse):
-            return first_error
-        return await self._instructor(model, messages, response_schema, retries, options)
+        with self._no_credentials():
+            if not (isinstance(response_schema, type) and issubclass(response_schema, BaseModel)):
+                return await super().astructured_complete(
+                    model=model, messages=messages, response_schema=response_schema,
+                    retries=retries, **options,
+                )  # fmt: skip
+            first_error = await self._native_attempt(model, messages, response_schema, options)
+            if isinstance(first_error, ModelResponse):
+                return first_error
+            return await self._instructor(model, messages, response_schema, retries, options)
 
     async def _native_attempt(
         self,
