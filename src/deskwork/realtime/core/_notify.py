@@ -6,6 +6,7 @@ by the ``EventBus``; neither breaks the turn.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -133,6 +134,25 @@ class Notifier:
             agents_failed=[a for p in turn.phases for a in p.agents_failed],
         )
         await self.hook("on_turn_end", response, turn.elapsed)
+
+    async def turn_failed(self, turn: Turn, error: BaseException) -> None:
+        """A turn was cancelled or raised: close it for observers (the error is re-raised
+        by the engine). A bus or emitter that fails here is logged, not raised over it."""
+        cancelled = isinstance(error, asyncio.CancelledError)
+        try:
+            self.publish(
+                RealtimeEventType.TURN_FAILED,
+                turn,
+                duration_ms=round(turn.elapsed * 1000, 3),
+                phases=len(turn.phases),
+                agents_run=[a for p in turn.phases for a in p.agents_run],
+                agents_failed=[a for p in turn.phases for a in p.agents_failed],
+                cancelled=cancelled,
+                error="cancelled" if cancelled else describe_error(error),
+            )
+        except Exception:
+            logger.warning("realtime turn %s: its failure was not published", turn.turn_id)
+        await self.hook("on_turn_error", error, turn.elapsed)
 
     # ----------------------------------------------------------------- agents
 

@@ -55,6 +55,10 @@ class AgentCallbackHandler:
     async def on_turn_end(self, response: AgentResponse, duration: float) -> None:
         """A turn ended with the aggregated ``response`` (``duration`` in seconds)."""
 
+    async def on_turn_error(self, error: BaseException, duration: float) -> None:
+        """A turn ended without a response: it was cancelled (``asyncio.CancelledError``) or
+        raised ``error``. Either this or ``on_turn_end`` closes every started turn."""
+
 
 @contextmanager
 def turn_scope(turn_id: str) -> Iterator[None]:

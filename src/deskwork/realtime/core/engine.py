@@ -368,14 +368,22 @@ class AgentEngine:
         with turn_scope(turn.turn_id):
             await notifier.turn_started(turn)
             try:
-                await self._run_phases(turn, notifier)
-            finally:
-                if turn.board.count_events():
-                    turn.board.clear_events(author=ENGINE_SOURCE)
-            context.shared_state.update(public_variables(turn.board.variables))
-            response = turn.result()
+                response = await self._run_turn(turn, notifier)
+            except (Exception, asyncio.CancelledError) as exc:  # still close the turn
+                await notifier.turn_failed(turn, exc)
+                raise
             await notifier.turn_completed(turn, response)
         return response
+
+    async def _run_turn(self, turn: Turn, notifier: Notifier) -> AgentResponse:
+        """Run the phases, clear the turn's events and build the aggregated response."""
+        try:
+            await self._run_phases(turn, notifier)
+        finally:
+            if turn.board.count_events():
+                turn.board.clear_events(author=ENGINE_SOURCE)
+        turn.context.shared_state.update(public_variables(turn.board.variables))
+        return turn.result()
 
     def _start_turn(
         self,

@@ -35,3 +35,6 @@ class RealtimeEventType(StrEnum):
     """Payload: phase, events (names emitted in the phase)."""
     TURN_COMPLETED = "realtime.turn.completed"
     """Payload: duration_ms, phases, insights, events, agents_run, agents_failed."""
+    TURN_FAILED = "realtime.turn.failed"
+    """The turn was cancelled or raised, so no response came out. Payload: duration_ms,
+    phases, agents_run, agents_failed, cancelled (bool), error (type and message, redacted)."""

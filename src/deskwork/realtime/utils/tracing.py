@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,17 @@ class StructuredLogTracer(AgentCallbackHandler):
         }
         self.traces.append(trace)
         self.logger.info("realtime.turn.completed", trace=trace)
+
+    async def on_turn_error(self, error: BaseException, duration: float) -> None:
+        """Finish the trace of a cancelled or failed turn, keep it, and log
+        ``realtime.turn.failed`` (warning level) with it."""
+        turn_id, trace = self._trace()
+        self._active.pop(turn_id, None)
+        trace["duration_ms"] = round(duration * 1000, 3)
+        cancelled = isinstance(error, asyncio.CancelledError)
+        trace["error"] = "cancelled" if cancelled else describe_error(error)
+        self.traces.append(trace)
+        self.logger.warning("realtime.turn.failed", trace=trace)
 
 
 def _new_phase(phase: int, agents: list[str]) -> dict[str, Any]:
