@@ -6,13 +6,16 @@ validate arguments) and the JSON schema sent to the model.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.exceptions import ConfigurationError
 
 __all__ = ["Tool", "ToolPostHook", "ToolPreHook", "ToolResult", "tool"]
 
@@ -20,6 +23,8 @@ ToolPreHook = Callable[[ToolCall], Any]
 ToolPostHook = Callable[[ToolCall, ToolResult], Any]
 
 DEFAULT_INPUT_KEY = "user_input"
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""The tool names every provider accepts (OpenAI's and Anthropic's pattern)."""
 Isolation = Literal["thread", "process"]
 
 
@@ -75,6 +80,7 @@ class Tool:
         isolation: Isolation = "thread",
         blocking: bool = True,
     ) -> None:
+        _check_name(name)
         if retries < 0:
             raise ValueError("retries must be >= 0")
         if not blocking:
@@ -213,7 +219,7 @@ def tool(
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
-        tool_name = name or fn.__name__
+        tool_name = _check_name(name if name is not None else _callable_name(fn))
         return Tool(
             name=tool_name,
             description=description or _doc_summary(fn) or f"Call {tool_name}",
@@ -241,6 +247,24 @@ def tool(
     return build
 
 
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+        raise ConfigurationError(
+            f"invalid tool name {name!r}: providers accept 1-64 letters, digits, '_' or '-'"
+            " (pass @tool(name=...))"
+        )
+    return name
+
+
+def _callable_name(fn: Callable[..., Any]) -> str:
+    if not callable(fn):
+        raise ConfigurationError(f"@tool needs a function, not {type(fn).__name__}")
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        raise ConfigurationError(f"{fn!r} has no __name__: pass @tool(name=...)")
+    return name
+
+
 def _check_isolation(isolation: str, fn: Callable[..., Any]) -> None:
     if isolation not in ("thread", "process"):
         raise ValueError(f"isolation must be 'thread' or 'process', not {isolation!r}")
@@ -265,7 +289,7 @@ def _check_nonblocking(fn: Callable[..., Any], timeout: float | None, isolation:
 
 def input_model_for(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:
     """A Pydantic model whose fields are ``fn``'s parameters (from type hints)."""
-    hints = get_type_hints(fn)
+    hints = _hints(fn)
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -275,6 +299,20 @@ def input_model_for(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:
         fields[param.name] = (annotation, default)
     model_name = "".join(part.title() for part in tool_name.split("_")) + "Input"
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _hints(fn: Any) -> dict[str, Any]:
+    """The type hints of ``fn``'s parameters, also for a ``functools.partial``, a callable
+    object (its ``__call__``) or a class (its ``__init__``)."""
+    if isinstance(fn, functools.partial):
+        return _hints(fn.func)
+    if inspect.isclass(fn):
+        init = fn.__init__
+        return {**get_type_hints(fn), **(get_type_hints(init) if inspect.isfunction(init) else {})}
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)) and callable(fn):
+        call = type(fn).__call__
+        return get_type_hints(call) if inspect.isfunction(call) else {}
+    return get_type_hints(fn)
 
 
 def _doc_summary(fn: Callable[..., Any]) -> str | None:
