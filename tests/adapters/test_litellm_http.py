@@ -295,3 +295,39 @@ def test_a_key_echoed_by_the_server_is_hidden_whatever_its_shape(
     assert PLAIN_KEY not in report.model_dump_json()
     assert all(PLAIN_KEY not in str(e.payload) for e in report.events)
     assert PLAIN_KEY not in repr(store.get_events(report.run_id))
+
+
+def test_a_first_call_without_tools_keeps_litellm_offline(
+    srv: OpenAICompatServer, tmp_path: Path
+) -> None:
+    """LiteLLM is loaded with its bundled price list, never fetching one from the network,
+    whatever the first call (here: no tools, streamed or not, sync or async)."""
+    import os
+    import subprocess
+    import sys
+
+    srv.set_handler(lambda _req: ServerReply.text("hi"))
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import asyncio\n"
+        "from deskwork import Desk, Job, Worker\n"
+        "from deskwork.adapters import LiteLLMAdapter\n"
+        "from deskwork.store import InMemoryRunStore\n"
+        f"adapter = LiteLLMAdapter(api_base={srv.base_url!r}, api_key='sk-x')\n"
+        "desk = Desk(model='openai/test-model', adapter=adapter, run_store=InMemoryRunStore())\n"
+        "print(asyncio.run(desk.arun(Worker(name='w'), Job(input='hi'))).content)\n"
+        "from litellm.litellm_core_utils.get_model_cost_map import"
+        " get_model_cost_map_source_info\n"
+        "print(get_model_cost_map_source_info()['is_env_forced'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+        )  # fmt: skip
+    finally:
+        srv.set_handler(None)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["hi", "True"]
+    assert "cost map fetch" not in done.stderr

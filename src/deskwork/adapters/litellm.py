@@ -64,6 +64,7 @@ def _adopt_logging_task() -> None:
     task; unreferenced, that pending task is destroyed by the GC with a warning. Referenced,
     it is cancelled cleanly when its loop closes (the sync bridge does that at exit).
     """
+    import_litellm()  # the first call may get here first: LiteLLM must load offline
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
     task = getattr(GLOBAL_LOGGING_WORKER, "_worker_task", None)
