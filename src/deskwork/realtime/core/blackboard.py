@@ -14,8 +14,10 @@ carry a session's board across a restart::
 
 Reading a container attribute (``board.variables``, ``board.facts`` ...) returns a fresh
 snapshot: changing it does not change the board. Write with the operations
-(``set_var``, ``push_queue``, ``add_fact`` ...). A *frozen* copy (``frozen_copy()``) is what
-agents see during a phase; writing to it raises :class:`ReadOnlyBlackboardError`.
+(``set_var``, ``push_queue``, ``add_fact`` ...); a variable name, queue name or agent id that
+is not a string is a ``TypeError`` (JSON would rename ``None`` to ``"null"``). A *frozen*
+copy (``frozen_copy()``) is what agents see during a phase; writing to it raises
+:class:`ReadOnlyBlackboardError`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pydantic_core import core_schema
 from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration import Blackboard as _SharedBlackboard
 from deskwork.collaboration import BlackboardEntry
-from deskwork.collaboration._blackboard import copy_json
+from deskwork.collaboration._blackboard import check_name, copy_json
 from deskwork.exceptions import DeskworkError
 from deskwork.realtime.core._persist import load_board_state, save_board
 from deskwork.realtime.core._records import Event, Fact
@@ -137,11 +139,14 @@ class Blackboard(_SharedBlackboard):
         self._frozen = False
         self._cache: dict[str, Any] | None = None
         initial: dict[str, Any] = {
-            "variables": dict(variables or {}),
+            "variables": _named("variable name", variables or {}),
             "events": [_event_json(e) for e in events or ()],
-            "queues": {name: list(items) for name, items in (queues or {}).items()},
+            "queues": {
+                name: _items(items, f"items of queue {name!r}")
+                for name, items in _named("queue name", queues or {}).items()
+            },
             "facts": [],
-            "memory": {agent: dict(mem) for agent, mem in (memory or {}).items()},
+            "memory": {agent: dict(mem) for agent, mem in _named("agent id", memory or {}).items()},
         }
         for fact in facts or ():
             put_fact(initial["facts"], _fact_json(fact))
@@ -316,6 +321,7 @@ class Blackboard(_SharedBlackboard):
         ``sys.*`` keys belong to the engine: writing one logs a warning (the write still
         happens, and the engine overwrites it at the next turn).
         """
+        check_name("key", key)
         if key.startswith(RESERVED_PREFIX):
             logger.warning("writing reserved variable %r; sys.* keys are engine-managed", key)
         self.update("variables", lambda variables: {**variables, key: value}, author, default={})
@@ -331,6 +337,7 @@ class Blackboard(_SharedBlackboard):
 
     def delete_var(self, key: str, *, author: str = DEFAULT_AUTHOR) -> None:
         """Remove the variable ``key`` (no error if it is missing)."""
+        check_name("key", key)
 
         def drop(variables: dict[str, Any]) -> dict[str, Any]:
             variables.pop(key, None)
@@ -343,8 +350,14 @@ class Blackboard(_SharedBlackboard):
     def push_queue_items(
         self, queue_name: str, items: Iterable[Any], *, author: str = DEFAULT_AUTHOR
     ) -> None:
-        """Append ``items`` to the queue ``queue_name`` in order, in one atomic write."""
-        added = list(items)
+        """Append ``items`` to the queue ``queue_name`` in order, in one atomic write.
+
+        Raises:
+            TypeError: ``queue_name`` is not a string, or ``items`` is not a list (or other
+                iterable) of items: a string, bytes or a mapping is refused, not split.
+        """
+        check_name("queue_name", queue_name)
+        added = _items(items, "items")
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).extend(added)
@@ -354,6 +367,7 @@ class Blackboard(_SharedBlackboard):
 
     def push_queue(self, queue_name: str, item: Any, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``item`` to the queue ``queue_name`` (created if missing)."""
+        check_name("queue_name", queue_name)
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).append(item)
@@ -363,6 +377,7 @@ class Blackboard(_SharedBlackboard):
 
     def pop_queue(self, queue_name: str, *, author: str = DEFAULT_AUTHOR) -> Any | None:
         """Remove and return the first item of ``queue_name`` (``None`` if empty or missing)."""
+        check_name("queue_name", queue_name)
         popped: list[Any] = []
 
         def pop(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -389,6 +404,7 @@ class Blackboard(_SharedBlackboard):
 
     def clear_queue(self, queue_name: str, *, author: str = DEFAULT_AUTHOR) -> None:
         """Empty the queue ``queue_name``."""
+        check_name("queue_name", queue_name)
         self.update("queues", lambda queues: {**queues, queue_name: []}, author, default={})
 
     # ----------------------------------------------------------------- facts
@@ -424,12 +440,14 @@ class Blackboard(_SharedBlackboard):
         self, agent_id: str, data: Mapping[str, Any], *, author: str = DEFAULT_AUTHOR
     ) -> None:
         """Replace ``agent_id``'s private memory with ``data``."""
+        check_name("agent_id", agent_id)
         self.update("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
 
     def update_memory(
         self, agent_id: str, updates: Mapping[str, Any], *, author: str = DEFAULT_AUTHOR
     ) -> None:
         """Merge ``updates`` into ``agent_id``'s private memory."""
+        check_name("agent_id", agent_id)
 
         def merge(memory: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             memory[agent_id] = {**memory.get(agent_id, {}), **updates}
@@ -516,6 +534,23 @@ class Blackboard(_SharedBlackboard):
     @staticmethod
     def _copy_out(value: Any) -> Any:
         return copy_json(value)
+
+
+def _named(label: str, mapping: Mapping[Any, Any]) -> dict[str, Any]:
+    """``mapping`` as a dict whose keys are names (strings); ``label`` names a wrong key."""
+    for name in mapping:
+        check_name(label, name)
+    return dict(mapping)
+
+
+def _items(items: Any, label: str) -> list[Any]:
+    """The items of an iterable as a list; a string, bytes or a mapping is refused."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise TypeError(
+            f"{label} must be a list of items, got {type(items).__name__} "
+            "(push_queue appends one item)"
+        )
+    return list(items)
 
 
 def _conform(key: str, value: Any) -> Any:

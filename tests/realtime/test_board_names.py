@@ -1,0 +1,76 @@
+"""The realtime board addresses variables, queues and memories by string names.
+
+Before, a name that was not a string failed or, worse, was renamed: ``set_var(None, 1)``
+raised ``AttributeError: 'NoneType' object has no attribute 'startswith'``,
+``push_queue(None, x)`` and ``update_memory(None, ...)`` silently wrote under ``"null"``, and
+``Blackboard(variables={1: 2})`` read back as ``{"1": 2}``. ``push_queue_items("q", "abc")``
+pushed three letters. Each is now a ``TypeError`` naming the argument, and nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from deskwork.realtime import Blackboard
+
+Write = Callable[[Blackboard], Any]
+
+
+@pytest.mark.parametrize(
+    ("write", "label"),
+    [
+        (lambda b: b.set_var(None, 1), "key"),
+        (lambda b: b.set_var(5, 1), "key"),
+        (lambda b: b.delete_var(None), "key"),
+        (lambda b: b.push_queue(None, "x"), "queue_name"),
+        (lambda b: b.push_queue_items(3, ["x"]), "queue_name"),
+        (lambda b: b.pop_queue(None), "queue_name"),
+        (lambda b: b.clear_queue(None), "queue_name"),
+        (lambda b: b.update_memory(None, {"a": 1}), "agent_id"),
+        (lambda b: b.set_memory(7, {"a": 1}), "agent_id"),
+    ],
+)
+def test_a_name_that_is_not_a_string_is_refused(write: Write, label: str) -> None:
+    board = Blackboard()
+    before = board.to_dict()
+    with pytest.raises(TypeError, match=f"{label} must be a string"):
+        write(board)
+    assert board.to_dict() == before
+
+
+@pytest.mark.parametrize(
+    ("containers", "label"),
+    [
+        ({"variables": {1: 2}}, "variable name"),
+        ({"queues": {None: [1]}}, "queue name"),
+        ({"memory": {5: {"a": 1}}}, "agent id"),
+    ],
+)
+def test_a_board_is_not_built_with_names_that_are_not_strings(
+    containers: dict[str, Any], label: str
+) -> None:
+    with pytest.raises(TypeError, match=f"{label} must be a string"):
+        Blackboard(**containers)
+
+
+@pytest.mark.parametrize("items", ["abc", b"abc", {"a": 1}, None, 5])
+def test_push_queue_items_wants_a_list_of_items(items: Any) -> None:
+    board = Blackboard()
+    with pytest.raises(TypeError, match="items must be a list"):
+        board.push_queue_items("q", items)
+    with pytest.raises(TypeError, match="items of queue 'q' must be a list"):
+        Blackboard(queues={"q": items})
+    assert board.queues == {}
+
+
+def test_names_that_are_strings_still_work() -> None:
+    board = Blackboard(variables={"a": 1}, queues={"q": (1, 2)}, memory={"m": {"x": 1}})
+    board.set_var("b", 2)
+    board.push_queue_items("q", iter([3]))
+    board.update_memory("m", {"y": 2})
+    assert board.variables == {"a": 1, "b": 2}
+    assert board.pop_queue("q") == 1 and board.get_queue("q") == [2, 3]
+    assert board.get_memory("m") == {"x": 1, "y": 2}
