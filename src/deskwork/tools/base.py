@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any, Literal, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
@@ -81,6 +82,10 @@ class Tool:
         blocking: bool = True,
     ) -> None:
         _check_name(name)
+        if inspect.isgeneratorfunction(callable) or inspect.isasyncgenfunction(callable):
+            raise ConfigurationError(
+                f"tool {name!r} is a generator function: a tool returns its result"
+            )
         if retries < 0:
             raise ValueError("retries must be >= 0")
         if not blocking:
@@ -121,7 +126,12 @@ class Tool:
         return self.input_key or DEFAULT_INPUT_KEY
 
     def _derive_schema(self) -> dict[str, Any]:
-        schema = self.input_model.model_json_schema()
+        try:
+            schema = self.input_model.model_json_schema()
+        except Exception as exc:  # e.g. a Callable parameter: validated, but no JSON for it
+            raise ConfigurationError(
+                f"tool {self.name!r}: no JSON schema for its parameters: {exc}"
+            ) from exc
         schema.pop("title", None)
         if self.requires_user_input:
             key = self.effective_input_key
@@ -288,17 +298,63 @@ def _check_nonblocking(fn: Callable[..., Any], timeout: float | None, isolation:
 
 
 def input_model_for(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:
-    """A Pydantic model whose fields are ``fn``'s parameters (from type hints)."""
-    hints = _hints(fn)
+    """A Pydantic model whose fields are ``fn``'s parameters (from type hints).
+
+    Raises:
+        ConfigurationError: a parameter the model could not pass (positional-only, a name
+            Pydantic cannot have, a type it cannot validate), or the tool is a method
+            decorated in its class body.
+    """
+    try:
+        hints = _hints(fn)
+        params = list(inspect.signature(fn).parameters.values())
+    except (NameError, TypeError, ValueError) as exc:
+        raise ConfigurationError(f"tool {tool_name!r}: cannot read its parameters: {exc}") from exc
+    _check_not_unbound_method(fn, params, tool_name)
     fields: dict[str, Any] = {}
-    for param in inspect.signature(fn).parameters.values():
+    for param in params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
-        annotation = hints.get(param.name, Any)
+        _check_parameter(param, tool_name)
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, default)
+        fields[param.name] = (hints.get(param.name, Any), default)
     model_name = "".join(part.title() for part in tool_name.split("_")) + "Input"
-    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+    try:
+        with warnings.catch_warnings():  # a parameter named `json` or `schema` is fine here
+            warnings.filterwarnings("ignore", "Field name .* shadows", UserWarning)
+            return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+    except Exception as exc:  # which parameter: only now, on the error path
+        raise ConfigurationError(_bad_field(tool_name, fields, exc)) from exc
+
+
+def _check_parameter(param: inspect.Parameter, tool_name: str) -> None:
+    where = f"parameter {param.name!r} of tool {tool_name!r}"
+    if param.kind is param.POSITIONAL_ONLY:
+        raise ConfigurationError(f"{where} is positional-only: tools are called by keyword")
+    if param.name.startswith("_") or param.name == "model_config":
+        raise ConfigurationError(f"{where}: a name Pydantic cannot take as a field; rename it")
+
+
+def _check_not_unbound_method(
+    fn: Callable[..., Any], params: list[inspect.Parameter], tool_name: str
+) -> None:
+    parts = getattr(fn, "__qualname__", "").split(".")
+    in_class_body = len(parts) >= 2 and parts[-2] != "<locals>"
+    if inspect.isfunction(fn) and in_class_body and params and params[0].name in ("self", "cls"):
+        raise ConfigurationError(
+            f"tool {tool_name!r} takes {params[0].name!r}: @tool on a method in its class"
+            " body makes the model pass it; make the tool of the bound method instead,"
+            f" e.g. tool({parts[-2]}().{parts[-1]})"
+        )
+
+
+def _bad_field(tool_name: str, fields: dict[str, Any], exc: Exception) -> str:
+    for field, (annotation, _default) in fields.items():
+        try:
+            TypeAdapter(annotation)
+        except Exception:
+            return f"parameter {field!r} of tool {tool_name!r}: cannot validate {annotation!r}"
+    return f"tool {tool_name!r}: cannot build its input model: {exc}"
 
 
 def _hints(fn: Any) -> dict[str, Any]:
