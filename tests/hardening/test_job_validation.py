@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from deskwork import Desk, Job, Message, Worker
+from deskwork import ConfigurationError, Desk, Job, Message, Worker
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, reply
 
@@ -24,7 +24,7 @@ def test_a_job_with_no_arguments_is_rejected() -> None:
 def test_desk_run_with_an_empty_string_never_calls_the_model() -> None:
     adapter = ScriptedAdapter([reply("made up")])
     desk = Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore())
-    with pytest.raises(ValidationError, match="Job needs an input"):
+    with pytest.raises(ConfigurationError, match="job must be a Job or its input"):
         desk.run(Worker(name="w"), "")
     assert adapter.calls == []
 

@@ -76,3 +76,13 @@ async def test_resuming_with_a_runner_of_another_kind_leaves_the_run_paused() ->
 
     report = await desk.aresume(paused, True, runner=team)
     assert (report.status, approvals.executed) == ("completed", ["t"])
+
+
+async def test_a_flow_run_or_resume_of_none_says_what_it_expected() -> None:
+    desk = make_desk(Scripts())
+    flow = desk.flow([Step(worker("a"))], name="f")
+    with pytest.raises(ConfigurationError, match="job must be a Job or its input"):
+        await flow.arun(None)  # type: ignore[call-overload]  # was: pydantic's text for Job
+    with pytest.raises(ConfigurationError, match="paused run's Report or its run id"):
+        await flow.aresume(None, True)  # type: ignore[call-overload]  # was: ... for Report
+    assert desk.run_store.list_runs() == []

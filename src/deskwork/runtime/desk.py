@@ -313,11 +313,11 @@ class Desk:
                 omitted.
 
         Raises:
-            ConfigurationError: ``run_id`` is empty, a run with that id exists already
-                (finished, paused or running) in this desk's run store, or the runner's
-                name is not a string.
+            ConfigurationError: ``job`` is ``None`` or a blank string, ``run_id`` is empty, a
+                run with that id exists already (finished, paused or running) in this desk's
+                run store, or the runner's name is not a string.
         """
-        job = job if isinstance(job, Job) else Job(input=job)
+        job = job if isinstance(job, Job) else _as_job(job)
         runner = _as_runner(runner)
         chosen = run_id is not None
         run_id = self._claim_run_id(run_id)
@@ -411,14 +411,19 @@ class Desk:
 
         Raises:
             RunnerNotRegisteredError: the paused run's runner is unknown to this desk.
-            ConfigurationError: ``runner=`` is of another kind than the runner that paused
-                the run, or the runner refuses the paused state (``check_resume``: a flow or
-                graph changed since the pause); the run stays paused, resumable with the
-                right runner.
+            ConfigurationError: ``report_or_run_id`` is neither a Report nor a string; or
+                ``runner=`` is of another kind than the runner that paused the run, or the
+                runner refuses the paused state (``check_resume``: a flow or graph changed
+                since the pause): the run stays paused, resumable with the right runner.
         """
         run_id = (
             report_or_run_id.run_id if isinstance(report_or_run_id, Report) else report_or_run_id
         )
+        if not isinstance(run_id, str):
+            raise ConfigurationError(
+                "resume needs the paused run's Report or its run id (a str), not"
+                f" {type(run_id).__name__}"
+            )
         state = self._paused_state(run_id)
         if isinstance(state, Report):
             return state
@@ -663,10 +668,11 @@ class Desk:
         next model or tool call.
 
         Raises:
-            ConfigurationError: the desk is not durable, or the database is unreachable.
+            ConfigurationError: the desk is not durable, the database is unreachable, or
+                ``job`` is ``None`` or a blank string.
             ValueError: a bad ``priority`` or ``timeout``, or an empty ``queue`` name.
         """
-        job = job if isinstance(job, Job) else Job(input=job)
+        job = job if isinstance(job, Job) else _as_job(job)
         run_id = self._claim_run_id(run_id)
         self._starting.discard(run_id)
         submitted: str = self._durable_api().submit(
@@ -778,6 +784,16 @@ class Desk:
         from deskwork.runtime.session import WorkerSession
 
         return WorkerSession.open(self, worker, session_id, metadata)
+
+
+def _as_job(job: Any) -> Job:
+    """The job of ``desk.run(runner, job)`` given as its input (text or any other value)."""
+    if job is None or (isinstance(job, str) and not job.strip()):
+        given = "a blank string" if job is not None else "NoneType"
+        raise ConfigurationError(
+            f"job must be a Job or its input (a non-empty string or any other value), not {given}"
+        )
+    return Job(input=job)
 
 
 def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:
