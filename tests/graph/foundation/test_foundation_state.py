@@ -72,6 +72,31 @@ class TestCreateInitialState:
         first["context_slots"]["x"] = 1
         assert second["context_slots"] == {}
 
+    def test_content_blocks_are_a_user_input_too(self) -> None:
+        blocks = [{"type": "text", "text": "hi"}]
+        assert create_initial_state(blocks)["messages"][0].content == blocks  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize(
+        ("args", "kwargs", "error"),
+        [
+            (
+                (None,),
+                {},
+                "user_input must be a str (or a list of message content blocks), not NoneType",
+            ),
+            ((5,), {}, "user_input must be a str (or a list of message content blocks), not int"),
+            (("hi",), {"session_id": None}, "session_id must be a str, not NoneType"),
+            (("hi",), {"current_agent": 1}, "current_agent must be a str, not int"),
+            (("hi",), {"request_id": 7}, "request_id must be a str, not int"),
+        ],
+    )
+    def test_a_wrong_type_is_named(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], error: str
+    ) -> None:
+        with pytest.raises(TypeError) as raised:  # was: pydantic's text for HumanMessage
+            create_initial_state(*args, **kwargs)
+        assert str(raised.value) == error
+
 
 async def test_reducers_in_a_langgraph_graph() -> None:
     """Two nodes in parallel each add slots; messages append; plain keys are overwritten."""

@@ -56,7 +56,21 @@ def create_initial_state(
 
     The ``session_id``/``user_id`` defaults suit single-user development only; production
     code must pass real values. ``request_id`` is a fresh UUID4 unless given.
+
+    Raises:
+        TypeError: ``user_input`` is not a str (or a list of message content blocks), or an
+            id is not a str.
     """
+    if not isinstance(user_input, str | list):
+        raise TypeError(
+            "user_input must be a str (or a list of message content blocks), not"
+            f" {type(user_input).__name__}"
+        )
+    ids: dict[str, Any] = {"current_agent": current_agent, "session_id": session_id}
+    ids.update(user_id=user_id, request_id="" if request_id is None else request_id)
+    for name, value in ids.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     return OrchestratorState(
         messages=[HumanMessage(content=user_input)],
         context_slots={},
