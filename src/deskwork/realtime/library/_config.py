@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from deskwork.realtime.core._problems import (
     AgentConfigurationError,
@@ -112,6 +112,14 @@ class DynamicAgentConfig(BaseModel):
     output_format: str = "default"
     include_context: bool = True
     timeout: float | None = Field(default=None, gt=0)
+
+    @field_validator("name", "text")
+    @classmethod
+    def _not_blank(cls, value: str, info: ValidationInfo) -> str:
+        if not value.strip():
+            why = ": an agent never runs on an empty prompt" if info.field_name == "text" else ""
+            raise ValueError(f"must not be empty{why}")
+        return value
 
     @field_validator("trigger_config", "llm", mode="before")
     @classmethod

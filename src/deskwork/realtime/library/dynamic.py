@@ -17,6 +17,7 @@ that into an ``error`` insight and applies none of the agent's updates.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -78,12 +79,19 @@ class DynamicAgent(BaseAgent):
                 ``DESKWORK_REALTIME_STRICT_CONFIG`` environment variable is set.
 
         Raises:
-            AgentConfigurationError: ``name`` or ``text`` is missing, the prompt template has
-                a syntax error, or (strict) the configuration has any problem.
+            AgentConfigurationError: ``name`` or ``text`` is missing or blank, the prompt
+                template has a syntax error, ``output_format`` is not an ``OutputFormat``, or
+                (strict) the configuration has any problem.
         """
         strict = default_strict() if strict is None else strict
         if not isinstance(config, Mapping):
             raise AgentConfigurationError("a DynamicAgent config must be a mapping")
+        if output_format is not None and not isinstance(output_format, OutputFormat):
+            raise AgentConfigurationError(
+                "DynamicAgent: output_format= must be an OutputFormat, got "
+                f"{type(output_format).__name__}; to use a registered format by name, set "
+                'config["output_format"]'
+            )
         label = str(config.get("id") or config.get("name") or "?")
         log = ProblemLog(label, strict=strict)
         settings = parse_config(config, log)
@@ -126,8 +134,8 @@ class DynamicAgent(BaseAgent):
         """
         messages = self.build_messages(context)
         llm = self.llm if self.llm is not None else LLMClient(adapter_provider=lambda: self.adapter)
-        reply = await llm.generate_json(
-            model=self.config.model, messages=messages, **self._llm_kwargs()
+        reply = await _ask(
+            llm, self.config.id, model=self.config.model, messages=messages, **self._llm_kwargs()
         )
         if reply is None:
             error = getattr(llm, "last_error", None)
@@ -185,6 +193,24 @@ class DynamicAgent(BaseAgent):
             {"role": "system", "content": system},
             {"role": "user", "content": _user_message(context, variables)},
         ]
+
+
+async def _ask(llm: Any, agent_id: str, **kwargs: Any) -> Any:
+    """Await ``llm.generate_json(**kwargs)``; an ``llm`` without an async ``generate_json``
+    is a ``TypeError`` naming the agent (instead of an ``AttributeError`` or "object dict
+    can't be used in 'await' expression")."""
+    generate = getattr(llm, "generate_json", None)
+    if not callable(generate):
+        has = "no generate_json"
+    else:
+        reply = generate(**kwargs)
+        if inspect.isawaitable(reply):
+            return await reply
+        has = f"a generate_json that returned {type(reply).__name__}, not an awaitable"
+    raise TypeError(
+        f"agent {agent_id!r}: agent.llm ({type(llm).__name__}) has {has}; it needs "
+        "`async def generate_json(model, messages, **kwargs)`"
+    )
 
 
 def _user_message(context: AgentContext, variables: dict[str, Any]) -> str:
