@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -98,8 +99,20 @@ def json_bytes(data: Any) -> bytes:
     try:
         return to_json(data, inf_nan_mode="null")
     except PydanticSerializationError:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_nan_as_null(data), ensure_ascii=False, separators=(",", ":"))
         return escape_surrogates(text).encode("utf-8")  # in a JSON string: its \\uXXXX
+
+
+def _nan_as_null(value: Any) -> Any:
+    """``value`` with NaN and the infinities as ``None``, as pydantic-core writes them
+    (``json.dumps`` writes them bare, ``NaN``, which is not JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _nan_as_null(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_as_null(item) for item in value]
+    return value
 
 
 def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:
