@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from deskwork.graph.config.schema import TopologyConfig, TopologyEdgeConfig
+from deskwork.graph.core.exceptions import ConfigurationError
 from deskwork.graph.routing.topology import TopologyResolver
 
 
@@ -77,3 +80,13 @@ def test_routing_package_exports_load_lazily() -> None:
     assert sorted(routing.__all__) == routing.__all__
     assert all(getattr(routing, name) for name in routing.__all__)
     assert all(getattr(agents, name) for name in agents.__all__)
+
+
+@pytest.mark.parametrize("config", [None, {"edges": []}])
+def test_a_resolver_without_a_topology_config_is_refused_when_built(config: object) -> None:
+    with pytest.raises(ConfigurationError) as raised:  # was: AttributeError on .edges
+        TopologyResolver(config)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "TopologyResolver needs a TopologyConfig (the topology of a loaded config:"
+        f" TopologyResolver(config=config.topology)), not {type(config).__name__}"
+    )

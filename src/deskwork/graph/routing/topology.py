@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from deskwork.graph.config.schema import TopologyConfig
+from deskwork.graph.core.exceptions import ConfigurationError
 
 __all__ = ["TopologyResolver"]
 
@@ -24,9 +25,17 @@ class TopologyResolver:
         topology.is_allowed("supervisor", "greeter")   # True if the edge exists
         topology.get_allowed_targets("supervisor")     # sorted, always includes default_return
         topology.validate(["supervisor", "greeter"])   # warnings, e.g. unreachable agents
+
+    Raises:
+        ConfigurationError: ``config`` is not a :class:`TopologyConfig`.
     """
 
     def __init__(self, config: TopologyConfig) -> None:
+        if not isinstance(config, TopologyConfig):
+            raise ConfigurationError(
+                "TopologyResolver needs a TopologyConfig (the topology of a loaded config:"
+                f" TopologyResolver(config=config.topology)), not {type(config).__name__}"
+            )
         self._config = config
         self._targets: dict[str, set[str]] = {}
         for edge in config.edges:
