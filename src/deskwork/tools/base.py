@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import re
 import warnings
 from collections.abc import Callable
@@ -86,13 +87,10 @@ class Tool:
             raise ConfigurationError(
                 f"tool {name!r} is a generator function: a tool returns its result"
             )
-        if retries < 0:
-            raise ValueError("retries must be >= 0")
+        _check_options(timeout, retries, retry_delay, output_type)
         if not blocking:
             _check_nonblocking(callable, timeout, isolation)
         _check_isolation(isolation, callable)
-        if timeout is not None and timeout <= 0:
-            raise ValueError("timeout must be > 0")
         self.name = name
         self.description = description
         self.callable = callable
@@ -101,8 +99,8 @@ class Tool:
         self.requires_user_input = requires_user_input
         self.requires_handoff = requires_handoff
         self.external_execution = external_execution
-        self.pre = tuple(pre)
-        self.post = tuple(post)
+        self.pre = _hooks("pre", pre)
+        self.post = _hooks("post", post)
         self.confirmation_prompt = confirmation_prompt
         self.user_input_prompt = user_input_prompt
         self.input_key = input_key
@@ -273,6 +271,42 @@ def _callable_name(fn: Callable[..., Any]) -> str:
     if not isinstance(name, str):
         raise ConfigurationError(f"{fn!r} has no __name__: pass @tool(name=...)")
     return name
+
+
+def _check_options(
+    timeout: float | None, retries: int, retry_delay: float, output_type: type[Any] | None
+) -> None:
+    """``ConfigurationError`` (a ``ValueError``) for options a call could not use."""
+    if timeout is not None and not (_is_number(timeout) and timeout > 0):  # NaN too
+        raise ConfigurationError(f"timeout must be a number of seconds > 0, not {timeout!r}")
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ConfigurationError(f"retries must be an int >= 0, not {retries!r}")
+    if not (_is_number(retry_delay) and 0 <= retry_delay < math.inf):  # inf: a hung retry
+        raise ConfigurationError(
+            f"retry_delay must be a finite number of seconds >= 0, not {retry_delay!r}"
+        )
+    if output_type is not None:
+        try:
+            TypeAdapter(output_type)
+        except Exception as exc:
+            raise ConfigurationError(f"output_type {output_type!r} cannot be validated") from exc
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _hooks(kind: str, hooks: Any) -> tuple[Any, ...]:
+    if callable(hooks) or isinstance(hooks, str | bytes):
+        raise ConfigurationError(f"{kind} must be a tuple of hooks, not {hooks!r}")
+    try:
+        items = tuple(hooks)
+    except TypeError:
+        raise ConfigurationError(f"{kind} must be a tuple of hooks, not {hooks!r}") from None
+    for hook in items:
+        if not callable(hook):
+            raise ConfigurationError(f"{kind} hook {hook!r} is not callable")
+    return items
 
 
 def _check_isolation(isolation: str, fn: Callable[..., Any]) -> None:

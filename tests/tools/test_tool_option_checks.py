@@ -1,0 +1,44 @@
+"""``@tool`` options a call could not use fail at definition, naming the option."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from deskwork.exceptions import ConfigurationError
+from deskwork.tools import tool
+
+
+def lookup(key: str) -> str:
+    return key
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"timeout": math.nan}, "timeout must be a number of seconds > 0, not nan"),
+        ({"timeout": "5"}, "timeout must be a number of seconds > 0, not '5'"),
+        ({"timeout": -1}, "timeout must be"),
+        ({"retries": 1.5}, "retries must be an int >= 0, not 1.5"),
+        ({"retries": True}, "retries must be an int"),
+        ({"retries": 1, "retry_delay": math.inf}, "retry_delay must be a finite number"),
+        ({"retries": 1, "retry_delay": math.nan}, "retry_delay must be a finite number"),
+        ({"retries": 1, "retry_delay": -2}, "retry_delay must be a finite number"),
+        ({"pre": print}, "pre must be a tuple of hooks"),
+        ({"post": (5,)}, "post hook 5 is not callable"),
+        ({"output_type": 5}, "output_type 5 cannot be validated"),
+    ],
+)
+def test_an_unusable_option_is_a_configuration_error(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        tool(**options)(lookup)
+
+
+def test_usable_options_are_kept() -> None:
+    def hook(call: object) -> None: ...
+
+    made = tool(timeout=math.inf, retries=2, retry_delay=0, pre=[hook], output_type=str)(lookup)
+    assert (made.timeout, made.retries, made.retry_delay) == (math.inf, 2, 0)
+    assert made.pre == (hook,) and made.output_type is str
