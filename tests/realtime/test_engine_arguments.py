@@ -15,7 +15,13 @@ import pytest
 from rt_support import ScriptAgent, make_context
 
 from deskwork.exceptions import ConfigurationError
-from deskwork.realtime import AgentCallbackHandler, AgentEngine, BaseAgent
+from deskwork.realtime import (
+    AgentCallbackHandler,
+    AgentConfigurationError,
+    AgentContext,
+    AgentEngine,
+    BaseAgent,
+)
 from deskwork.testing import ScriptedAdapter
 
 
@@ -147,3 +153,13 @@ def test_check_keyword_triggers_refuses_a_text_or_allow_list_of_the_wrong_type()
         engine.check_keyword_triggers(None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="allowed_agent_ids must be a list"):
         engine.check_keyword_triggers("price", "a")  # substring match of the id before
+
+
+@pytest.mark.parametrize("config", [{"name": "coach"}, None])
+def test_a_custom_agent_needs_an_agent_config(config: Any) -> None:
+    class Custom(BaseAgent):
+        async def evaluate(self, context: AgentContext) -> None:
+            return None
+
+    with pytest.raises(AgentConfigurationError, match="Custom: config must be an AgentConfig"):
+        Custom(config)

@@ -246,7 +246,17 @@ class BaseAgent(ABC):
     """
 
     def __init__(self, config: AgentConfig) -> None:
-        """Create the agent with its configuration."""
+        """Create the agent with its configuration.
+
+        Raises:
+            AgentConfigurationError: ``config`` is not an ``AgentConfig`` (a dict, ``None``).
+        """
+        if not isinstance(config, AgentConfig):
+            raise AgentConfigurationError(
+                f"{type(self).__name__}: config must be an AgentConfig, got "
+                f"{type(config).__name__}; build one with AgentConfig(name=..., ...) (a "
+                "config dict is what DynamicAgent takes)"
+            )
         self.config = config
         self.clock: Clock = time.monotonic
         """Time source for cooldowns (the engine sets its own on registration)."""
