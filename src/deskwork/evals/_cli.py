@@ -15,6 +15,7 @@ from typing import Any
 
 from deskwork.evals._case import EvalCase
 from deskwork.evals._run import evaluate
+from deskwork.exceptions import ConfigurationError
 
 __all__ = ["add_eval_parser", "run_eval"]
 
@@ -52,10 +53,10 @@ def run_eval(args: argparse.Namespace) -> int:
         cases = _cases(_load(args.cases))
         runner = _made(_load(args.runner), want="arun")
         desk = _desk(args)
-    except _UsageError as exc:
+        result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency)
+    except (_UsageError, ConfigurationError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency)
     if args.json:
         data = {"summary": result.summary(), "cases": result.model_dump(mode="json")["cases"]}
         print(json.dumps(data, indent=2, default=str))
@@ -78,8 +79,8 @@ def _load(spec: str) -> Any:
         sys.path.insert(0, os.getcwd())  # like `python -m`: modules of the current directory
     try:
         value: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise _UsageError(f"cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:  # not found, or the module raised while it was imported
+        raise _UsageError(f"cannot import {module_name!r}: {_why(exc)}") from exc
     for part in attr.split("."):
         if not hasattr(value, part):
             raise _UsageError(f"{module_name!r} has no attribute {attr!r}")
@@ -90,15 +91,27 @@ def _load(spec: str) -> Any:
 def _made(value: Any, *, want: str) -> Any:
     """``value``, or what calling it (a factory without arguments) returns."""
     if not hasattr(value, want) and callable(value):
-        value = value()
+        value = _call_factory(value)
     if not hasattr(value, want):
         raise _UsageError(f"{value!r} has no {want}(): not a runner")
     return value
 
 
+def _call_factory(factory: Any) -> Any:
+    try:
+        return factory()
+    except Exception as exc:
+        name = getattr(factory, "__qualname__", repr(factory))
+        raise _UsageError(f"{name}() raised {_why(exc)}") from exc
+
+
+def _why(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _cases(value: Any) -> list[EvalCase]:
     if callable(value):
-        value = value()
+        value = _call_factory(value)
     items = list(value) if isinstance(value, list | tuple) else None
     if not items or not all(isinstance(item, EvalCase) for item in items):
         raise _UsageError("the cases must be a non-empty list of EvalCase")
@@ -106,10 +119,15 @@ def _cases(value: Any) -> list[EvalCase]:
 
 
 def _desk(args: argparse.Namespace) -> Any:
-    if args.desk:
-        return _made(_load(args.desk), want="arun")
-    if not args.model:
-        raise _UsageError("give --desk MODULE:ATTR or --model PROVIDER/MODEL")
     from deskwork.runtime.desk import Desk
 
+    if args.desk:
+        desk = _load(args.desk)
+        if not isinstance(desk, Desk) and callable(desk):
+            desk = _call_factory(desk)
+        if not isinstance(desk, Desk):
+            raise _UsageError(f"--desk {args.desk}: {desk!r} is not a Desk")
+        return desk
+    if not args.model:
+        raise _UsageError("give --desk MODULE:ATTR or --model PROVIDER/MODEL")
     return Desk(model=args.model, storage_dir=args.storage_dir, database_url=args.database_url)
