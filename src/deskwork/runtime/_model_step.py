@@ -204,7 +204,7 @@ async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Fail
             return response
         except Exception as exc:
             if isinstance(exc, StructuredOutputError | BudgetExceededError):
-                return Failure(str(exc))
+                return Failure(redact_text(str(exc)))  # a provider's text, quoted
             if not is_context_limit_error(exc):
                 return Failure(f"model call failed: {type(exc).__name__}: {redact_text(str(exc))}")
             can_retry = (
