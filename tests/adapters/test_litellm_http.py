@@ -331,3 +331,45 @@ def test_a_first_call_without_tools_keeps_litellm_offline(
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["hi", "True"]
     assert "cost map fetch" not in done.stderr
+
+
+NO_CHOICE = {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}
+
+
+@pytest.mark.parametrize(
+    ("body", "stream"),
+    [(NO_CHOICE, False), (NO_CHOICE, True), (b"{not json", True), ([1, 2], True)],
+    ids=["no-choice", "no-choice-streamed", "bad-json-streamed", "list-streamed"],
+)
+def test_a_200_that_is_no_model_reply_fails_the_run(
+    srv: OpenAICompatServer, body: object, stream: bool
+) -> None:
+    """Not an empty answer: a reply with no choice (or no reply at all) is a provider error."""
+    srv.enqueue(ServerReply.malformed(body), ServerReply.malformed(body))
+    report = make_desk(srv, stream=stream).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "failed"
+    assert "ProviderReplyError" in report.errors[0]
+    failed = [e for e in report.events if e.type == EventType.LLM_FAILED]
+    assert failed and failed[0].payload["error_type"] in {
+        "ProviderReplyError",
+        "InternalServerError",
+    }
+
+
+def test_a_reply_without_a_choice_is_retried_under_num_retries(srv: OpenAICompatServer) -> None:
+    srv.enqueue(ServerReply.malformed(NO_CHOICE), ServerReply.text("recovered"))
+    report = make_desk(srv, num_retries=1).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "completed", report.errors
+    assert report.content == "recovered"
+    assert len(srv.requests) == 2
+
+
+def test_a_stream_cut_midway_fails_instead_of_completing_truncated(
+    srv: OpenAICompatServer,
+) -> None:
+    srv.enqueue(ServerReply(content="the whole answer has many words in it", stream_cut=3))
+    report = make_desk(srv, stream=True).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "failed"
+    assert "finish" in report.errors[0] and "ProviderReplyError" in report.errors[0]
+    tokens = [e.payload["token"] for e in report.events if e.type == EventType.STREAM_TOKEN]
+    assert "".join(tokens).startswith("the whole")  # what came is recorded

@@ -32,8 +32,9 @@ from deskwork.adapters.base import (
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
 from deskwork.core.redact import REDACTED
+from deskwork.exceptions import DeskworkError
 
-__all__ = ["LiteLLMAdapter", "import_litellm"]
+__all__ = ["LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
 
 _configured = threading.Lock()
 _done = False
@@ -94,6 +95,17 @@ async def shutdown_litellm() -> None:
         # closed clients must not be handed out again: later calls build fresh ones
         with contextlib.suppress(Exception):
             litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
+
+
+class ProviderReplyError(DeskworkError):
+    """The provider answered HTTP 200 with no model reply: no choice in it, or a stream that
+    ended before the provider finished its reply (a cut connection, or a body that was not a
+    chat completion stream).
+
+    Treated as HTTP 502 (a bad answer from upstream): transient, retried under ``num_retries``.
+    """
+
+    status_code = 502
 
 
 _CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
@@ -365,7 +377,10 @@ def _usage(response: Any) -> dict[str, int]:
 
 
 def _to_response(response: Any, model: str) -> ModelResponse:
-    choice = (_get(response, "choices") or [None])[0]
+    choices = _get(response, "choices")
+    if not choices:
+        raise ProviderReplyError("the provider's reply has no choices (HTTP 200, no answer)")
+    choice = choices[0]
     message = _get(choice, "message") or {}
     calls = []
     for index, raw in enumerate(_get(message, "tool_calls") or ()):
@@ -390,6 +405,15 @@ def _to_response(response: Any, model: str) -> ModelResponse:
     )
 
 
+def _cut_short(stream: Any) -> bool:
+    """Whether LiteLLM's stream ended before the provider sent a finish reason. LiteLLM adds
+    one of its own at the end of every stream; its wrapper keeps whether the provider did."""
+    if not hasattr(stream, "received_finish_reason"):  # not LiteLLM's stream: cannot tell
+        return False
+    said = stream.received_finish_reason or getattr(stream, "intermittent_finish_reason", None)
+    return said is None
+
+
 async def _chunks(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
     async for chunk in stream:
         choice = (_get(chunk, "choices") or [None])[0]
@@ -412,4 +436,9 @@ async def _chunks(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
             finish_reason=_get(choice, "finish_reason"),
             thinking_blocks=_get(delta, "thinking_blocks") or None,
             cost=cost_from_usage(model, usage) if usage else None,
+        )
+    if _cut_short(stream):
+        raise ProviderReplyError(
+            "the model's stream ended before the provider finished its reply (no"
+            " finish_reason): the connection was cut, or the body was not a chat completion stream"
         )

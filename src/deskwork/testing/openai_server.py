@@ -69,6 +69,10 @@ class ServerReply:
         headers: Extra response headers (e.g. ``retry-after`` on a 429).
         images: Image URLs (or ``data:`` URLs) sent as the message's ``images``, the way
             OpenRouter returns images made by chat completions.
+        raw: A body sent verbatim with HTTP 200, whether or not the request streams (JSON
+            encoded unless it is bytes): a provider's malformed reply (see `malformed`).
+        stream_cut: Streamed answers only: the server sends this many events, then closes the
+            connection without a finish reason or ``[DONE]`` (a stream cut midway).
     """
 
     content: str | None = None
@@ -81,6 +85,8 @@ class ServerReply:
     error_body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     images: tuple[str, ...] = ()
+    raw: Any = None
+    stream_cut: int | None = None
 
     @classmethod
     def text(
@@ -169,6 +175,11 @@ class ServerReply:
             code="context_length_exceeded",
             param="messages",
         )
+
+    @classmethod
+    def malformed(cls, body: Any) -> ServerReply:
+        """HTTP 200 with ``body`` as it is (``{"choices": []}``, ``b"{not json"``)."""
+        return cls(raw=body)
 
     @property
     def is_error(self) -> bool:
@@ -483,6 +494,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = app._next_reply(request)
         if reply.delay > 0:
             time.sleep(reply.delay)
+        if reply.raw is not None:
+            self._send_json(200, reply.raw, reply.headers)
+            return
         if reply.is_error:
             self._send_json(reply.status, {"error": reply.error_body}, reply.headers)
             return
@@ -493,7 +507,9 @@ class _Handler(BaseHTTPRequestHandler):
             options = request.body.get("stream_options") or {}
             include_usage = isinstance(options, dict) and options.get("include_usage") is True
             events = _stream_events(reply, model, call_ids, prompt_tokens, include_usage)
-            self._send_stream(events, reply.headers)
+            if reply.stream_cut is not None:
+                events = itertools.islice(events, reply.stream_cut)
+            self._send_stream(events, reply.headers, done=reply.stream_cut is None)
         else:
             body = _completion_body(reply, model, call_ids, prompt_tokens)
             self._send_json(200, body, reply.headers)
@@ -511,10 +527,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = {"error": {"message": message, "type": type_, "code": code, "param": None}}
         self._send_json(status, body)
 
-    def _send_json(
-        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        data = json.dumps(body).encode()
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -526,7 +540,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _send_stream(self, events: Iterator[dict[str, Any]], headers: dict[str, str]) -> None:
+    def _send_stream(
+        self, events: Iterator[dict[str, Any]], headers: dict[str, str], *, done: bool = True
+    ) -> None:
         self.close_connection = True
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -538,8 +554,9 @@ class _Handler(BaseHTTPRequestHandler):
         for event in events:
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+        if done:
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
 
 # -- response bodies (pure functions) ----------------------------------------------------------
