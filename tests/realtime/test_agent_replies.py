@@ -10,17 +10,20 @@ confidence made ``process_turn`` itself raise, after part of the phase was merge
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rt_support import ScriptAgent, make_context
 
+from deskwork import Desk, Job
 from deskwork.core.event import Event as BusEvent
 from deskwork.event_bus import EventBus
 from deskwork.realtime import (
     AgentContext,
     AgentEngine,
     AgentResponse,
+    Blackboard,
     Event,
     Fact,
     InsightType,
@@ -106,3 +109,36 @@ async def test_none_still_means_nothing_to_say() -> None:
     response, _, _ = await run_with(Returns("quiet", None))
     assert response.insights == []
     assert response.debug_info["phases"][0]["agents_run"] == ["quiet", "good"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        AgentResponse(variable_updates={"note \ud83d": "a cut emoji in a name"}),
+        AgentResponse(variable_updates={"note": {"by \ud83d": 1}}),
+        AgentResponse(memory_updates={"k\udc00": 1}),
+        AgentResponse(queue_pushes={"q\ud800": [1]}),
+    ],
+)
+async def test_a_lone_surrogate_in_a_key_fails_its_agent_not_the_session(
+    reply: AgentResponse, tmp_path: Path
+) -> None:
+    """A lone surrogate (a model's JSON can hold ``"\\ud83d"``, half an emoji) in a name or
+    a key cannot be saved (values can): before, it reached the board, and that desk run and
+    every later one of the session failed with ``UnicodeEncodeError`` when the board was
+    saved, as did ``board.save_to``."""
+    desk = Desk(adapter=ScriptedAdapter(), storage_dir=tmp_path)
+    engine = AgentEngine(desk=desk)
+    engine.register_agent(ScriptAgent("bad", response=reply))
+    engine.register_agent(good_agent())
+    context = make_context()
+    for _ in range(2):
+        report = await desk.arun(engine.turn(context), Job(input="turn"))
+        assert report.status == "completed", report.errors
+        assert isinstance(report.data, AgentResponse)
+        [error] = [i for i in report.data.insights if i.type == InsightType.ERROR]
+        assert error.agent_id == "bad" and "lone surrogate" in error.content
+    board = context.blackboard
+    assert board is not None and board.get_var("good") == 1
+    board.save_to(desk.session_store, "s1")
+    assert Blackboard.load_from(desk.session_store, "s1") is not None
