@@ -63,6 +63,17 @@ def test_callbacks_must_be_a_list_of_handlers(callbacks: Any, message: str) -> N
         AgentEngine(adapter=ScriptedAdapter(), callbacks=callbacks)
 
 
+class SyncHooks(AgentCallbackHandler):
+    def on_turn_end(self, response: object, duration: float) -> None:  # type: ignore[override]
+        pass
+
+
+def test_a_callback_hook_that_is_not_async_is_refused() -> None:
+    """Before, it ran and then every call logged "can't be used in 'await' expression"."""
+    with pytest.raises(ConfigurationError, match=r"hooks must be async .* not on_turn_end"):
+        AgentEngine(adapter=ScriptedAdapter(), callbacks=[SyncHooks()])
+
+
 def test_callbacks_may_be_any_iterable_of_handlers() -> None:
     handlers = (AgentCallbackHandler(), AgentCallbackHandler())
     assert AgentEngine(adapter=ScriptedAdapter(), callbacks=handlers).callbacks == list(handlers)

@@ -8,6 +8,7 @@ raised a bare ``TypeError`` from a comparison, ``max_phases=2.5`` failed every t
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -69,7 +70,7 @@ def check_clock(clock: Any) -> None:
 
 
 def check_callbacks(callbacks: Any) -> list[AgentCallbackHandler]:
-    """The handlers in ``callbacks`` (``None``: none); each must provide every hook."""
+    """The handlers in ``callbacks`` (``None``: none); each must provide every hook, async."""
     if callbacks is None:
         return []
     if isinstance(callbacks, str | bytes | Mapping) or not isinstance(callbacks, Iterable):
@@ -79,11 +80,17 @@ def check_callbacks(callbacks: Any) -> list[AgentCallbackHandler]:
         )
     handlers = list(callbacks)
     for index, handler in enumerate(handlers):
+        where = f"AgentEngine: callbacks[{index}] ({type(handler).__name__})"
         missing = [hook for hook in HOOKS if not callable(getattr(handler, hook, None))]
         if missing:
             raise ConfigurationError(
-                f"AgentEngine: callbacks[{index}] ({type(handler).__name__}) is not an "
-                f"AgentCallbackHandler: it has no {', '.join(missing)}"
+                f"{where} is not an AgentCallbackHandler: it has no {', '.join(missing)}"
+            )
+        sync = [hook for hook in HOOKS if not inspect.iscoroutinefunction(getattr(handler, hook))]
+        if sync:
+            raise ConfigurationError(
+                f"{where}: hooks must be async (async def), not {', '.join(sync)}; the engine "
+                "awaits them"
             )
     return handlers
 
