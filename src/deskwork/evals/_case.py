@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.job import Job
@@ -36,8 +36,14 @@ class EvalCase(DeskworkModel):
     """Free-form labels (shown in results, passed to judges and scorers)."""
     name: str | None = None
     """Shown in the table; default ``case-<n>``."""
-    status: str = "completed"
+    status: Literal["completed", "paused", "failed"] = "completed"
     """The run status the case expects (``"paused"`` for a case that must ask a person)."""
+
+    @field_validator("scorers")
+    @classmethod
+    def _callable_scorers(cls, scorers: list[Any]) -> list[Any]:
+        check_scorers(scorers)
+        return scorers
 
     def job(self) -> Job:
         """The job this case runs."""
@@ -143,6 +149,15 @@ class EvalResult(DeskworkModel):
             detail = "; ".join(case.errors + reasons) or "failed"
             lines.append(f"  ✗ {case.name}: {_clip(detail, 200)}")
         return "\n".join(lines)
+
+
+def check_scorers(scorers: Any) -> None:
+    """Raise ``ValueError`` unless ``scorers`` is a sequence of callables."""
+    if isinstance(scorers, str | bytes) or callable(scorers):
+        raise ValueError(f"scorers must be a list of scorers, not {scorers!r}")
+    for scorer in scorers:
+        if not callable(scorer):
+            raise ValueError(f"scorer {scorer!r} is not callable")
 
 
 def output_of(report: Report) -> Any:

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 from deskwork._aio import gather_or_cancel
 from deskwork._sync import run_sync
 from deskwork.core.report import Report
-from deskwork.evals._case import CaseResult, EvalCase, EvalResult, Score, output_of
+from deskwork.evals._case import (
+    CaseResult,
+    EvalCase,
+    EvalResult,
+    Score,
+    check_scorers,
+    output_of,
+)
 from deskwork.evals._scorers import exact, run_scorer
 from deskwork.exceptions import ConfigurationError
 from deskwork.utils import to_jsonable
@@ -46,8 +53,7 @@ async def aevaluate(
     Returns:
         The per-case results and their aggregate.
     """
-    if concurrency < 1:
-        raise ConfigurationError("concurrency must be >= 1")
+    _check_arguments(desk, scorers, concurrency)
     items = list(cases)
     for item in items:
         if not isinstance(item, EvalCase):
@@ -78,6 +84,19 @@ def evaluate(
         return result
 
     return run_sync(whole(), api="evaluate")
+
+
+def _check_arguments(desk: Any, scorers: Any, concurrency: Any) -> None:
+    from deskwork.runtime.desk import Desk
+
+    if not isinstance(desk, Desk):
+        raise ConfigurationError(f"desk must be a Desk, not {type(desk).__name__}")
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ConfigurationError(f"concurrency must be an int >= 1, not {concurrency!r}")
+    try:
+        check_scorers(scorers)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 async def _run_case(

@@ -19,6 +19,7 @@ from deskwork._extras import require
 from deskwork.core.event import EventType
 from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, as_text, output_of
+from deskwork.exceptions import ConfigurationError
 from deskwork.utils import to_jsonable
 
 __all__ = [
@@ -102,6 +103,8 @@ class contains:
     name = "contains"
 
     def __init__(self, text: str | None = None, *, ignore_case: bool = True) -> None:
+        if text is not None and (not isinstance(text, str) or not text):
+            raise ConfigurationError(f"contains: text must be a non-empty string, not {text!r}")
         self.text = text
         self.ignore_case = ignore_case
 
@@ -185,6 +188,8 @@ class tool_called:
         times: int = 1,
         succeeded: bool = False,
     ) -> None:
+        if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+            raise ConfigurationError(f"tool_called: times must be an int >= 1, not {times!r}")
         self.tool = tool
         self.arguments = arguments
         self.times = times

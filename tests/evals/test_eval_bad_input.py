@@ -1,0 +1,62 @@
+"""Evals refuse, before any case runs, what would fail every case or could never pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from deskwork import Desk, Worker
+from deskwork.evals import EvalCase, contains, evaluate, tool_called
+from deskwork.exceptions import ConfigurationError
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import ScriptedAdapter, reply
+
+
+def _desk(tmp_path: Path) -> tuple[Desk, ScriptedAdapter]:
+    adapter = ScriptedAdapter(default=lambda messages, tools: reply("ok"))
+    desk = Desk(model="scripted", adapter=adapter, run_store=InMemoryRunStore(),
+                storage_dir=tmp_path / ".deskwork")  # fmt: skip
+    return desk, adapter
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"scorers": "exact"}, "scorers must be a list of scorers, not 'exact'"),
+        ({"scorers": [5]}, "scorer 5 is not callable"),
+        ({"concurrency": 1.5}, "concurrency must be an int >= 1, not 1.5"),
+        ({"desk": None}, "desk must be a Desk, not NoneType"),
+    ],
+)
+def test_bad_evaluate_arguments_fail_before_any_run(
+    tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    desk, adapter = _desk(tmp_path)
+    arguments: dict[str, Any] = {"desk": desk, **options}
+    with pytest.raises(ConfigurationError, match=message):
+        evaluate(Worker(name="w"), [EvalCase(input="hi")], **arguments)
+    assert adapter.calls == []
+
+
+def test_a_case_checks_its_status_and_scorers_when_made() -> None:
+    with pytest.raises(ValidationError, match="status"):
+        EvalCase(input="hi", status="done")  # type: ignore[arg-type]  # it could never pass
+    with pytest.raises(ValidationError, match="scorer 'contains' is not callable"):
+        EvalCase(input="hi", scorers=["contains"])
+    assert EvalCase(input="hi", status="paused").status == "paused"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: tool_called("search", times=0), "times must be an int >= 1, not 0"),
+        (lambda: contains(5), "text must be a non-empty string, not 5"),
+        (lambda: contains(""), "text must be a non-empty string"),
+    ],
+)
+def test_a_built_in_scorer_refuses_an_argument_no_case_could_pass(make: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        make()
