@@ -134,12 +134,18 @@ def create_subworker_tool(
     Raises:
         ConfigurationError: a budget is out of range.
     """
-    _check_budgets(max_subworkers, max_tools_per_subworker, max_iterations, max_tool_calls)
+    _check_budgets(
+        max_subworkers,
+        max_tools_per_subworker,
+        max_iterations,
+        max_tool_calls,
+        structured_output_retries,
+    )
     policy = _Policy(
         desk=desk,
-        tools={t.name: t for t in available_tools},
+        tools=_tools_by_name(available_tools),
         default_model=default_model,
-        allowed_models=frozenset(allowed_models) if allowed_models is not None else None,
+        allowed_models=_models(allowed_models),
         max_subworkers=max_subworkers,
         max_tools=max_tools_per_subworker,
         limits={
@@ -184,15 +190,37 @@ def create_swarm_tool(
     )
 
 
-def _check_budgets(subworkers: int, tools: int, iterations: int, tool_calls: int) -> None:
+def _check_budgets(
+    subworkers: int, tools: int, iterations: int, tool_calls: int, retries: int
+) -> None:
     for label, value, low in (
         ("max_subworkers", subworkers, 1),
         ("max_tools_per_subworker", tools, 0),
         ("max_iterations", iterations, 1),
         ("max_tool_calls", tool_calls, 0),
+        ("structured_output_retries", retries, 0),
     ):
-        if value < low:
-            raise ConfigurationError(f"{label} must be >= {low}, got {value}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ConfigurationError(f"{label} must be an int >= {low}, got {value!r}")
+
+
+def _tools_by_name(tools: Iterable[Tool]) -> dict[str, Tool]:
+    by_name: dict[str, Tool] = {}
+    for item in tools:
+        if not isinstance(item, Tool):
+            raise ConfigurationError(
+                f"available_tools must hold tools (decorate with @tool), not {item!r}"
+            )
+        by_name[item.name] = item
+    return by_name
+
+
+def _models(models: Iterable[str] | None) -> frozenset[str] | None:
+    if models is None:
+        return None
+    if isinstance(models, str):  # frozenset("gpt-4") would allow the letters g, p, t, ...
+        raise ConfigurationError(f"allowed_models must be a set of names, not {models!r}")
+    return frozenset(models)
 
 
 async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
