@@ -74,3 +74,28 @@ def test_names_that_are_strings_still_work() -> None:
     assert board.variables == {"a": 1, "b": 2}
     assert board.pop_queue("q") == 1 and board.get_queue("q") == [2, 3]
     assert board.get_memory("m") == {"x": 1, "y": 2}
+
+
+@pytest.mark.parametrize(
+    ("containers", "message"),
+    [
+        ({"variables": [1, 2]}, "variables must be a mapping, got list"),
+        ({"queues": "abc"}, "queues must be a mapping, got str"),
+        ({"memory": {"a": 5}}, "memory of agent 'a' must be a mapping, got int"),
+        ({"events": 5}, "events must be a list of items, got int"),
+        ({"facts": "x"}, "facts must be a list of items, got str"),
+    ],
+)
+def test_a_container_of_the_wrong_type_is_named(containers: dict[str, Any], message: str) -> None:
+    """Before: "'int' object is not iterable", "dictionary update sequence element #0 ...",
+    or "variable name must be a string" for a list of variables."""
+    with pytest.raises(TypeError, match=message):
+        Blackboard(**containers)
+    with pytest.raises(TypeError, match=message):
+        Blackboard.from_dict(containers)
+
+
+@pytest.mark.parametrize("data", [None, 5, "variables"])
+def test_from_dict_needs_a_mapping(data: Any) -> None:
+    with pytest.raises(TypeError, match="from_dict needs a mapping of containers"):
+        Blackboard.from_dict(data)

@@ -139,16 +139,19 @@ class Blackboard(_SharedBlackboard):
         self._frozen = False
         self._cache: dict[str, Any] | None = None
         initial: dict[str, Any] = {
-            "variables": _named("variable name", variables or {}),
-            "events": [_event_json(e) for e in events or ()],
+            "variables": _named("variables", "variable name", variables),
+            "events": [_event_json(e) for e in _items(events or (), "events")],
             "queues": {
-                name: _items(items, f"items of queue {name!r}")
-                for name, items in _named("queue name", queues or {}).items()
+                name: _items(items, f"items of queue {name!r}", _ONE_ITEM)
+                for name, items in _named("queues", "queue name", queues).items()
             },
             "facts": [],
-            "memory": {agent: dict(mem) for agent, mem in _named("agent id", memory or {}).items()},
+            "memory": {
+                agent: _named(f"memory of agent {agent!r}", "memory key", mem)
+                for agent, mem in _named("memory", "agent id", memory).items()
+            },
         }
-        for fact in facts or ():
+        for fact in _items(facts or (), "facts"):
             put_fact(initial["facts"], _fact_json(fact))
         for key in CONTAINERS:
             self.write(key, initial[key], author=DEFAULT_AUTHOR)
@@ -206,8 +209,13 @@ class Blackboard(_SharedBlackboard):
         """Build a board from ``to_dict()`` output (missing containers start empty).
 
         Raises:
+            TypeError: ``data`` is not a mapping, or a container has the wrong type.
             ValueError: ``data`` has keys that are not containers.
         """
+        if not isinstance(data, Mapping):
+            raise TypeError(
+                f"Blackboard.from_dict needs a mapping of containers, got {type(data).__name__}"
+            )
         return cls.model_validate(dict(data))
 
     def snapshot(self) -> Blackboard:  # type: ignore[override]  # 2.6 API: a board, not a dict
@@ -357,7 +365,7 @@ class Blackboard(_SharedBlackboard):
                 iterable) of items: a string, bytes or a mapping is refused, not split.
         """
         check_name("queue_name", queue_name)
-        added = _items(items, "items")
+        added = _items(items, "items", _ONE_ITEM)
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).extend(added)
@@ -536,20 +544,29 @@ class Blackboard(_SharedBlackboard):
         return copy_json(value)
 
 
-def _named(label: str, mapping: Mapping[Any, Any]) -> dict[str, Any]:
-    """``mapping`` as a dict whose keys are names (strings); ``label`` names a wrong key."""
+_ONE_ITEM: Final = " (push_queue appends one item)"
+
+
+def _named(container: str, label: str, mapping: Any) -> dict[str, Any]:
+    """``mapping`` (``None``: empty) as a dict whose keys are names (strings).
+
+    Raises:
+        TypeError: ``mapping`` is not a mapping (naming ``container``), or a key is not a
+            string (naming ``label``).
+    """
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{container} must be a mapping, got {type(mapping).__name__}")
     for name in mapping:
         check_name(label, name)
     return dict(mapping)
 
 
-def _items(items: Any, label: str) -> list[Any]:
+def _items(items: Any, label: str, hint: str = "") -> list[Any]:
     """The items of an iterable as a list; a string, bytes or a mapping is refused."""
     if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
-        raise TypeError(
-            f"{label} must be a list of items, got {type(items).__name__} "
-            "(push_queue appends one item)"
-        )
+        raise TypeError(f"{label} must be a list of items, got {type(items).__name__}{hint}")
     return list(items)
 
 
