@@ -66,8 +66,10 @@ class ToolThreadPool:
 
         if max_workers < 1:
             raise ValueError("max_workers must be >= 1")
-        if not idle_seconds > 0:
-            raise ValueError("idle_seconds must be > 0")
+        if not 0 < idle_seconds <= threading.TIMEOUT_MAX:  # NaN too; a longer wait raises
+            raise ValueError(  # in the pool thread, which then never answers its call
+                f"idle_seconds must be > 0 and <= {threading.TIMEOUT_MAX}, not {idle_seconds!r}"
+            )
         self.max_workers = max_workers
         self.idle_seconds = idle_seconds
         self._name = name
