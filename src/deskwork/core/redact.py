@@ -13,6 +13,7 @@ from deskwork.utils import to_jsonable
 
 __all__ = [
     "REDACTED",
+    "describe_exception",
     "may_hold_secrets",
     "redact",
     "redact_model",
@@ -89,6 +90,14 @@ def redact_text(text: str) -> str:
     if "://" in text:
         text = url_password.sub(lambda m: m.group(1) + REDACTED, text)
     return pairs.sub(_pair, values.sub(REDACTED, text))
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: message"`` with secrets redacted (the type's name alone for an empty
+    message): how an exception becomes the text of an error that a model, a report, an
+    event or a log sees."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {redact_text(text)}" if text else type(exc).__name__
 
 
 def may_hold_secrets(text: str) -> bool:

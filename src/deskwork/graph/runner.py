@@ -25,7 +25,7 @@ from langgraph.types import Command, Durability, Interrupt
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.pending import PendingAction
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.core.tool_call import ToolCall
@@ -184,7 +184,7 @@ class GraphRunner:
                 ):
                     self._observe(config, progress, mode, chunk)
         except Exception as exc:
-            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            error = f"{describe_exception(exc)}"
             return self._failed(config, job, progress, error)
         if progress.interrupts and not _saves(graph):
             store = type(config.desk.run_store if config.desk else None).__name__
@@ -218,7 +218,7 @@ class GraphRunner:
             node = str(chunk.get("name"))
             if chunk.get("error") is not None:
                 progress.failed_node = node
-                error = f"{type(chunk['error']).__name__}: {redact_text(str(chunk['error']))}"
+                error = f"{describe_exception(chunk['error'])}"
                 config.emit("graph.node.failed", self.name, {"node": node, "error": error})
             elif chunk.get("interrupts"):
                 progress.waiting_nodes.append(node)

@@ -38,7 +38,7 @@ from deskwork._logs import get_stdlib_logger
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType
 from deskwork.core.job import Job
-from deskwork.core.redact import redact, redact_model, redact_text
+from deskwork.core.redact import describe_exception, redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
 from deskwork.runtime._budget import Budget, current_budget
@@ -871,7 +871,7 @@ def _finished(desk: Desk, run_id: str) -> Report:
 
 def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
     """A workflow that raised (a runner not registered where it ran, say): the run fails."""
-    message = f"{type(error).__name__}: {redact_text(str(error))}" if error else "failed"
+    message = f"{describe_exception(error)}" if error else "failed"
     return _end_run(desk, run_id, message)
 
 

@@ -19,7 +19,7 @@ from deskwork.adapters.base import (
     schema_adapter,
 )
 from deskwork.core.event import EventType
-from deskwork.core.redact import redact, redact_text
+from deskwork.core.redact import describe_exception, redact, redact_text
 from deskwork.core.stream_redact import TokenHoldback
 from deskwork.runtime._budget import BudgetExceededError, estimate_call_cost
 from deskwork.runtime._run import WorkerRun, new_message
@@ -172,7 +172,7 @@ async def _compact(run: WorkerRun) -> bool | Failure:
     try:
         compacted = await compact_messages(run.config.adapter, run.model, run.messages)
     except Exception as exc:  # the summary call itself failed
-        return Failure(f"context compaction failed: {type(exc).__name__}: {redact_text(str(exc))}")
+        return Failure(f"context compaction failed: {describe_exception(exc)}")
     if compacted is None:
         return False
     run.messages, summarized, kept = compacted
@@ -206,7 +206,7 @@ async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Fail
             if isinstance(exc, StructuredOutputError | BudgetExceededError):
                 return Failure(redact_text(str(exc)))  # a provider's text, quoted
             if not is_context_limit_error(exc):
-                return Failure(f"model call failed: {type(exc).__name__}: {redact_text(str(exc))}")
+                return Failure(f"model call failed: {describe_exception(exc)}")
             can_retry = (
                 run.config.respect_context_window and run.reactive_attempts < SUMMARY_ATTEMPT_LIMIT
             )

@@ -21,7 +21,7 @@ from deskwork.adapters._retry import RetryPolicy
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType, new_event
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
-from deskwork.core.redact import redact, redact_model_json, redact_text
+from deskwork.core.redact import describe_exception, redact, redact_model_json, redact_text
 from deskwork.core.report import Report
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError, RunNotRunningError
@@ -520,7 +520,7 @@ class Desk:
             self._store_result(runner, config, cancelled, None)
             raise
         except Exception as exc:
-            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            error = f"{describe_exception(exc)}"
             report, state = _failed(config.run_id, [error]), None
         finally:
             _nested_usage.reset(token)
@@ -574,7 +574,7 @@ class Desk:
     def _store_failure(
         self, runner: Runner, config: RunConfig, report: Report, exc: Exception
     ) -> Report:
-        error = f"storing the run's result failed: {type(exc).__name__}: {redact_text(str(exc))}"
+        error = f"storing the run's result failed: {describe_exception(exc)}"
         failed = _failed(config.run_id, [*report.errors, error])
         end = _RunEnd(config.run_id, "failed", None, None, None)
         with contextlib.suppress(Exception):  # best effort: the store may be unusable

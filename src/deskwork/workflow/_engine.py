@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from deskwork.core.event import EventType
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.runtime.config import RunConfig
@@ -56,7 +56,7 @@ class FlowRun:
         try:
             return await node.execute(self, cursor)
         except Exception as exc:
-            return Failed([f"{node.label}: {type(exc).__name__}: {redact_text(str(exc))}"])
+            return Failed([f"{node.label}: {describe_exception(exc)}"])
 
     async def sequence(self, nodes: Sequence[Node], cursor: Cursor | None) -> Outcome:
         """Run ``nodes`` in order from the cursor; stop at the first pause or failure."""
@@ -126,7 +126,7 @@ class FlowRun:
                 job = self.flow.take_live_job(paused) or Job.from_state(paused.job)
                 report, state = await step.runner.aresume(self.config, paused, self.decision, job)
         except Exception as exc:
-            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            error = f"{describe_exception(exc)}"
             return Report(run_id=self.config.run_id, status="failed", errors=[error]), None, job
         return report, state, job
 

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception
 from deskwork.graph.context.slots import Slot, SlotTier
 
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ class StoreSlotPersistence(SlotPersistence):
                 self.memory_store.read, _SLOTS_KEY, f"{self.namespace}.slots.health"
             )
         except Exception as exc:  # a health probe reports, never raises
-            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            error = f"{describe_exception(exc)}"
             return {"status": "error", "backend": backend, "error": error}
         return {"status": "ok", "backend": backend}
 

@@ -33,7 +33,7 @@ from tenacity import (
 )
 
 from deskwork.adapters._retry import RetryPolicy, retry_after_seconds
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception
 from deskwork.graph.core.exceptions import (
     LLMInvocationError,
     LLMRetryExhaustedError,
@@ -275,7 +275,4 @@ async def astream_with_limits(
 
 
 def _describe(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown error"
-    text = str(exc)
-    return f"{type(exc).__name__}: {redact_text(text)}" if text else type(exc).__name__
+    return "unknown error" if exc is None else describe_exception(exc)

@@ -32,7 +32,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception, redact_text
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.core.exceptions import (
     KnowledgeError,
@@ -638,7 +638,7 @@ class ReactExecutor:
             return _Terminal(dict(terminal.result))
         except Exception as exc:
             return _Observation(
-                f"Error: action {action!r} failed: {type(exc).__name__}: {redact_text(str(exc))}",
+                f"Error: action {action!r} failed: {describe_exception(exc)}",
                 is_error=True,
             )
         if not (

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception
 from deskwork.graph.core.exceptions import SessionManagerError
 from deskwork.graph.session import _rules
 from deskwork.graph.session.interface import SessionManager
@@ -101,7 +101,7 @@ class StoreSessionManager(SessionManager):
         except Exception as exc:
             raise SessionManagerError(
                 f"session store {getattr(call, '__name__', 'call')} failed:"
-                f" {type(exc).__name__}: {redact_text(str(exc))}"
+                f" {describe_exception(exc)}"
             ) from exc
 
     def _messages_scope(self, session_id: str) -> str:
@@ -339,7 +339,7 @@ class StoreSessionManager(SessionManager):
         try:
             sessions = await asyncio.to_thread(self._count_sessions)
         except Exception as exc:  # a health probe reports, never raises
-            error = f"{type(exc).__name__}: {redact_text(str(exc))}"
+            error = f"{describe_exception(exc)}"
             return {"status": "error", "sessions": 0, "error": error}
         return {"status": "ok", "sessions": sessions}
 
