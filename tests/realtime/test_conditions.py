@@ -166,6 +166,13 @@ INVALID: list[tuple[Any, str]] = [
     ({"rules": [{"var": "phase", "op": "in", "value": "negotiation"}]}, "list 'value'"),
     ({"rules": [{"var": "n", "op": "gt", "value": [1]}]}, "number or string"),
     ({"rules": [{"meta": "turn_count", "op": "mod", "value": 0}]}, "non-zero"),
+    # NaN was accepted and the rule silently never held (the agent never ran)
+    ({"rules": [{"var": "n", "op": "gt", "value": float("nan")}]}, "finite number"),
+    ({"rules": [{"var": "n", "op": "eq", "value": float("inf")}]}, "finite number"),
+    (
+        {"rules": [{"meta": "turn_count", "op": "mod", "value": 2, "result": float("nan")}]},
+        "finite",
+    ),
     ({"rules": [{"var": "x", "op": "eq", "value": 1, "result": 0}]}, "'result'"),
     ({"rules": [{"var": "x", "op": "eq", "value": 1, "vlaue": 2}]}, "unknown rule fields"),
     ({"rules": [{"var": "", "op": "exists"}]}, "non-empty string"),

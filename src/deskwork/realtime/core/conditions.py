@@ -25,6 +25,7 @@ Evaluation never raises:
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, get_args
@@ -64,6 +65,12 @@ def _check_value(op: str, raw: Mapping[str, Any], where: str) -> None:
     if op in _NEEDS_VALUE and "value" not in raw:
         raise AgentConfigurationError(f"{where}: operator {op!r} needs a 'value'")
     value = raw.get("value")
+    for name in ("value", "result"):
+        if isinstance(raw.get(name), float) and not math.isfinite(raw[name]):
+            raise AgentConfigurationError(
+                f"{where}: {name!r} must be a finite number, not {raw[name]!r} (the rule "
+                "could never hold)"
+            )
     if op in ("in", "not_in") and not isinstance(value, list | tuple):
         raise AgentConfigurationError(f"{where}: operator {op!r} needs a list 'value'")
     if op in _ORDERING and not (_is_number(value) or isinstance(value, str)):
