@@ -104,29 +104,33 @@ async def _generate(
             **options,
         )
     except Exception as exc:
-        raise _failure(f"{type(exc).__name__}: {exc}", endpoint_error) from exc
+        error = f"{type(exc).__name__}: {exc}"
+        raise _failure(error, endpoint_error, connection.get("api_key")) from None
     image = _from_chat_response(reply)
     if image is None:
-        raise _failure("the model answered without an image", endpoint_error)
+        raise _failure(
+            "the model answered without an image", endpoint_error, connection.get("api_key")
+        )
     return image
 
 
 def _from_image_response(response: Any) -> dict[str, str | None] | None:
     """The first image of an image-endpoint response, or ``None`` when it has no image."""
-    for item in _get(response, "data") or ():
-        url, b64 = _get(item, "url"), _get(item, "b64_json")
+    for item in _items(_get(response, "data")):
+        url, b64 = _text(_get(item, "url")), _text(_get(item, "b64_json"))
         if url or b64:
-            return {"url": url, "b64_json": b64, "revised_prompt": _get(item, "revised_prompt")}
+            revised = _text(_get(item, "revised_prompt"))
+            return {"url": url, "b64_json": b64, "revised_prompt": revised}
     return None
 
 
 def _from_chat_response(response: Any) -> dict[str, str | None] | None:
     """The first image of a chat reply (``message.images``), or ``None``."""
-    choices = _get(response, "choices") or [None]
-    message = _get(choices[0], "message")
-    for item in _get(message, "images") or ():
-        url = _get(_get(item, "image_url"), "url")
-        if isinstance(url, str) and url:
+    choices = _items(_get(response, "choices"))
+    message = _get(choices[0], "message") if choices else None
+    for item in _items(_get(message, "images")):
+        url = _text(_get(_get(item, "image_url"), "url"))
+        if url:
             b64 = url.split(",", 1)[1] if url.startswith("data:") and "," in url else None
             return {"url": url, "b64_json": b64, "revised_prompt": None}
     return None
@@ -142,11 +146,24 @@ def _for_model(image: dict[str, str | None]) -> str:
     return json.dumps(shown)
 
 
-def _failure(error: str, endpoint_error: str | None) -> RuntimeError:
+def _failure(error: str, endpoint_error: str | None, api_key: str | None) -> RuntimeError:
+    """The tool's error, without ``api_key`` even where a provider's message echoes it (and
+    without the provider's exception as its cause: its text may hold the key too)."""
     message = f"image generation failed: {error}"
     if endpoint_error is not None:
         message += f" (the image endpoint failed first: {endpoint_error})"
+    if api_key:
+        message = message.replace(api_key, "<redacted>")
     return RuntimeError(redact_text(message))
+
+
+def _items(value: Any) -> list[Any]:
+    """``value`` if a provider sent the list the format says, else no items."""
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _get(obj: Any, key: str) -> Any:

@@ -1,0 +1,79 @@
+"""``generate_image``: the tool's own api_key never reaches its error, and replies that do not
+hold the documented shapes are "no image", not a TypeError from inside the parser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.tools.execution import aexecute_tool
+from deskwork.tools.images import make_generate_image_tool
+
+KEY = "team-proxy-key-0042"  # no provider prefix: the generic redaction cannot know it
+
+
+class _FakeLiteLLM:
+    def __init__(self, image: Any, chat: Any) -> None:
+        self.image, self.chat = image, chat
+
+    async def aimage_generation(self, **options: Any) -> Any:
+        if isinstance(self.image, Exception):
+            raise self.image
+        return self.image
+
+    async def acompletion(self, **options: Any) -> Any:
+        if isinstance(self.chat, Exception):
+            raise self.chat
+        return self.chat
+
+
+async def _generate(monkeypatch: pytest.MonkeyPatch, image: Any, chat: Any) -> ToolResult:
+    fake = _FakeLiteLLM(image, chat)
+    monkeypatch.setattr("deskwork.adapters.litellm.import_litellm", lambda: fake)
+    tool = make_generate_image_tool(api_key=KEY)
+    return await aexecute_tool(tool, ToolCall(id="c", name=tool.name, arguments={"prompt": "a"}))
+
+
+@pytest.mark.parametrize(
+    ("image", "chat"),
+    [
+        (RuntimeError(f"401: key {KEY} is not valid"), RuntimeError(f"401 for {KEY}")),
+        (RuntimeError(f"401: key {KEY} is not valid"), {"choices": []}),
+    ],
+)
+async def test_a_provider_error_echoing_the_key_is_redacted(
+    monkeypatch: pytest.MonkeyPatch, image: Any, chat: Any
+) -> None:
+    result = await _generate(monkeypatch, image, chat)
+    assert result.error is not None and "image generation failed" in result.error
+    assert KEY not in result.error and "<redacted>" in result.error
+    assert KEY not in result.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("image", "chat"),
+    [
+        ({"data": 5}, {"choices": {"first": 1}}),
+        ({"data": [{"b64_json": 12345, "url": {"href": "x"}}]}, {"choices": [None]}),
+        ({"data": []}, {"choices": [{"message": {"images": "data:image/png;base64,AA"}}]}),
+    ],
+)
+async def test_a_reply_in_another_shape_is_no_image(
+    monkeypatch: pytest.MonkeyPatch, image: Any, chat: Any
+) -> None:
+    result = await _generate(monkeypatch, image, chat)
+    assert (
+        result.error == "RuntimeError: image generation failed: the model answered without an image"
+    )
+    assert result.data is None
+
+
+async def test_a_well_formed_reply_still_gives_its_image(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = await _generate(monkeypatch, {"data": [{"url": "https://img/1.png"}]}, None)
+    assert result.error is None and result.data == {
+        "url": "https://img/1.png",
+        "b64_json": None,
+        "revised_prompt": None,
+    }
