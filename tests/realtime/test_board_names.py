@@ -10,11 +10,14 @@ pushed three letters. Each is now a ``TypeError`` naming the argument, and nothi
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from deskwork import Desk
 from deskwork.realtime import Blackboard
+from deskwork.testing import ScriptedAdapter
 
 Write = Callable[[Blackboard], Any]
 
@@ -99,3 +102,20 @@ def test_a_container_of_the_wrong_type_is_named(containers: dict[str, Any], mess
 def test_from_dict_needs_a_mapping(data: Any) -> None:
     with pytest.raises(TypeError, match="from_dict needs a mapping of containers"):
         Blackboard.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("session_id", "error"), [(None, TypeError), (5, TypeError), ("", ValueError)]
+)
+def test_a_board_is_saved_and_loaded_under_a_real_session_id(
+    session_id: Any, error: type[Exception], tmp_path: Path
+) -> None:
+    """Before, save_to(store, None) kept the board as session "realtime:None", which
+    load_from(store, None) (or any other None id) then returned: sessions shared a board."""
+    desk = Desk(adapter=ScriptedAdapter(), storage_dir=tmp_path)
+    board = Blackboard(variables={"phase": "closing"})
+    with pytest.raises(error, match="session_id must"):
+        board.save_to(desk.session_store, session_id)
+    with pytest.raises(error, match="session_id must"):
+        Blackboard.load_from(desk.session_store, session_id)
+    assert desk.session_store.get_session("realtime:None") is None

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
+from deskwork.collaboration._blackboard import check_name
 from deskwork.core.message import Message
 
 if TYPE_CHECKING:
@@ -30,7 +31,16 @@ STORE_WORKER_NAME: Final = "deskwork.realtime"
 
 
 def store_id(session_id: str) -> str:
-    """The session-store id under which ``session_id``'s board is kept."""
+    """The session-store id under which ``session_id``'s board is kept.
+
+    Raises:
+        TypeError: ``session_id`` is not a string (``None`` would be kept as
+            ``"realtime:None"``, shared by every such call).
+        ValueError: ``session_id`` is empty.
+    """
+    check_name("session_id", session_id)
+    if not session_id:
+        raise ValueError("session_id must not be empty")
     return f"realtime:{session_id}"
 
 
