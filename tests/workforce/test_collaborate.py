@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 from wfkit import (
     MODEL,
@@ -18,6 +19,7 @@ from wfkit import (
 )
 
 from deskwork import Desk, Job, Report, Workforce
+from deskwork.exceptions import ConfigurationError
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import Turn, call_tool, fail, structured
 from deskwork.workforce import MemberReport, default_reducer
@@ -168,16 +170,19 @@ async def test_collaborate_resumes_in_a_new_process(tmp_path: Path) -> None:
     assert done.metrics["llm_calls"] == 5
 
 
-async def test_stale_pending_index_fails_instead_of_raising(tmp_path: Path) -> None:
+async def test_resume_with_moved_or_removed_workers_is_refused_and_the_run_stays_paused(
+    tmp_path: Path,
+) -> None:
     paused = await make_desk(_trio_model(), tmp_path).arun(_trio(), Job(input="go"))
+    desk = make_desk(Model(b=["b deployed later"]), tmp_path)
     reordered = Workforce(
         [worker("b", deploy), worker("a", lookup), worker("c")], mode="collaborate", name="crew"
     )
-    failed = await make_desk(Model(), tmp_path).aresume(paused.run_id, True, runner=reordered)
-    assert failed.status == "failed"
-    assert "pending worker index 1 ('b') no longer matches" in failed.errors[0]
-
-    paused = await make_desk(_trio_model(), tmp_path).arun(_trio(), Job(input="go"))
     shorter = Workforce([worker("a", lookup)], mode="collaborate", name="crew")
-    failed = await make_desk(Model(), tmp_path).aresume(paused.run_id, True, runner=shorter)
-    assert failed.status == "failed" and "no longer matches" in failed.errors[0]
+    for changed in (reordered, shorter):
+        with pytest.raises(ConfigurationError, match=r"index 1 \('b'\) no longer matches"):
+            await desk.aresume(paused.run_id, True, runner=changed)
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "paused"
+    done = await desk.aresume(paused.run_id, True, runner=_trio())
+    assert done.status == "completed" and "## b\nb deployed later" in (done.content or "")

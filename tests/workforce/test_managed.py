@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from wfkit import (
     Model,
     assert_metrics_match_llm_events,
@@ -17,6 +18,7 @@ from wfkit import (
 )
 
 from deskwork import Job, Report, RunState, Worker, Workforce
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime import RunConfig
 from deskwork.testing import Turn, call_tool, structured
 from deskwork.tools import tool
@@ -162,28 +164,69 @@ async def test_worker_stage_resumes_in_a_new_process(tmp_path: Path) -> None:
     assert record is not None and record.status == "completed"
 
 
-async def test_missing_selected_worker_on_resume_fails_cleanly(tmp_path: Path) -> None:
+async def test_resume_without_the_selected_worker_is_refused_and_the_run_stays_paused(
+    tmp_path: Path,
+) -> None:
     model = Model(boss=[structured({"worker": "writer"})], writer=[call_tool("deploy", target="x")])
     first = make_desk(model, tmp_path)
     members = [worker("researcher"), worker("writer", deploy)]
     paused = await first.arun(Workforce(members, manager=worker("boss")), Job(input="go"))
 
-    desk2 = make_desk(Model(), tmp_path)
+    desk2 = make_desk(Model(writer=["deployed it"]), tmp_path)
     without_writer = Workforce([worker("researcher")], manager=worker("boss"))
-    failed = await desk2.aresume(paused.run_id, True, runner=without_writer)
-    assert failed.status == "failed"
-    assert "'writer' is not in workforce 'workforce'" in failed.errors[0]
-    assert types(failed.events)[-2:] == ["workforce.completed", "run.failed"]
+    with pytest.raises(ConfigurationError, match="paused worker 'writer' is not in workforce"):
+        await desk2.aresume(paused.run_id, True, runner=without_writer)
+    original = Workforce(members, manager=worker("boss"))
+    await _assert_resumable(desk2, paused, original, "deployed it")
 
 
-async def test_resume_with_a_workforce_of_another_mode_fails_cleanly() -> None:
+async def test_resume_with_another_manager_is_refused_and_the_run_stays_paused() -> None:
+    desk = make_desk(Model(boss=_boss_script(), writer=["written"]))
+    paused = await desk.arun(team(manager=_tool_boss("boss")), Job(input="go"))
+    assert paused.status == "paused"
+
+    with pytest.raises(ConfigurationError, match="paused manager 'boss' is not this workforce"):
+        await desk.aresume(paused, "the writer", runner=team(manager=_tool_boss("chief")))
+    await _assert_resumable(desk, paused, team(manager=_tool_boss("boss")), "written", "the writer")
+
+
+async def test_resume_with_a_workforce_of_another_mode_is_refused_and_the_run_stays_paused() -> (
+    None
+):
     model = Model(boss=[structured({"worker": "writer"})], writer=[call_tool("deploy", target="x")])
     desk = make_desk(model)
     members = [worker("researcher"), worker("writer", deploy)]
     paused = await desk.arun(Workforce(members, manager=worker("boss")), Job(input="go"))
     other = Workforce(members, mode="collaborate")
-    failed = await desk.aresume(paused, True, runner=other)
-    assert failed.status == "failed" and "paused by a 'managed' workforce" in failed.errors[0]
+    with pytest.raises(ConfigurationError, match="paused by a 'managed' workforce"):
+        await desk.aresume(paused, True, runner=other)
+    original = Workforce(members, manager=worker("boss"))
+    await _assert_resumable(desk, paused, original, "writer done")
+
+
+async def test_a_paused_run_whose_stored_member_is_lost_fails_instead_of_staying_stuck() -> None:
+    model = Model(boss=[structured({"worker": "writer"})], writer=[call_tool("deploy", target="x")])
+    desk = make_desk(model)
+    members = [worker("researcher"), worker("writer", deploy)]
+    paused = await desk.arun(Workforce(members, manager=worker("boss")), Job(input="go"))
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.state is not None
+    payload = {**record.state.payload, "worker": None}  # no workforce could continue this
+    state = record.state.model_copy(update={"payload": payload})
+    desk.run_store.update_run(paused.run_id, "paused", None, None, state)
+
+    failed = await desk.aresume(paused, True, runner=Workforce(members, manager=worker("boss")))
+    assert failed.status == "failed" and "state is incomplete" in failed.errors[0]
+
+
+async def _assert_resumable(
+    desk: Any, paused: Report, original: Workforce, content: str, decision: Any = True
+) -> None:
+    """The refused run is still paused, and the workforce it paused in completes it."""
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "paused"
+    done = await desk.aresume(paused.run_id, decision, runner=original)
+    assert done.status == "completed" and done.content == content
 
 
 @tool(requires_user_input=True)
@@ -229,6 +272,10 @@ async def test_manager_stage_pause_resumes_the_manager_then_runs_the_worker(
     tool_message = model2.messages_of("boss")[0][-1]
     assert tool_message["role"] == "tool" and "the writer" in tool_message["content"]
     assert_metrics_match_llm_events(done)
+
+
+def _tool_boss(name: str) -> ToolUsingManager:
+    return ToolUsingManager(name=name, instructions="boss", tools=[ask])
 
 
 def _stored_state(desk: Any, report: Report) -> RunState:

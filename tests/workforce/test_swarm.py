@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from wfkit import Model, assert_metrics_match_llm_events, deploy, make_desk, of_type, worker
 
 from deskwork import Job, Worker, Workforce
+from deskwork.exceptions import ConfigurationError
 from deskwork.testing import call_tool
 from deskwork.tools import Tool, transfer_to_agent_tool
 
@@ -181,11 +183,17 @@ async def test_swarm_resumes_the_exact_worker_in_a_new_process(tmp_path: Path) -
     assert done.metrics["llm_calls"] == 3
 
 
-async def test_resume_fails_when_the_paused_worker_is_not_a_member(tmp_path: Path) -> None:
+async def test_resume_without_the_paused_worker_is_refused_and_the_run_stays_paused(
+    tmp_path: Path,
+) -> None:
     model = Model(coder=[handoff("reviewer")], reviewer=[call_tool("deploy", target="prod")])
     paused = await make_desk(model, tmp_path).arun(pair(), Job(input="go"))
 
+    desk = make_desk(Model(reviewer=["deployed"]), tmp_path)
     without = swarm(coder(transfer_to_agent_tool(["reviewer"])))
-    failed = await make_desk(Model(), tmp_path).aresume(paused.run_id, True, runner=without)
-    assert failed.status == "failed"
-    assert failed.errors == ["paused swarm worker 'reviewer' is not a member of workforce 'swarm'"]
+    with pytest.raises(ConfigurationError, match="swarm worker 'reviewer' is not a member"):
+        await desk.aresume(paused.run_id, True, runner=without)
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.status == "paused"
+    done = await desk.aresume(paused.run_id, True, runner=pair())
+    assert done.status == "completed" and done.content == "deployed"

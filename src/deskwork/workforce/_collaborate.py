@@ -10,12 +10,14 @@
         payload: completed_reports (JSON) · pending_worker_index · worker · child state
 
 On resume the paused worker continues, then the remaining workers run; the stored index must
-still name the same worker, otherwise the run fails (it never raises).
+still name the same worker, otherwise the desk refuses the resume before claiming the run
+(:func:`mismatch`, through ``Workforce.check_resume``) and the run stays paused.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -40,7 +42,7 @@ from deskwork.workforce._members import (
 if TYPE_CHECKING:
     from deskwork.workforce._workforce import Workforce
 
-__all__ = ["MemberReport", "default_reducer", "resume", "start"]
+__all__ = ["MemberReport", "default_reducer", "mismatch", "resume", "start"]
 
 Outcome = tuple[Report, RunState]
 
@@ -124,17 +126,12 @@ async def resume(
 ) -> Outcome:
     """Continue the paused worker, then run the remaining ones and reduce."""
     payload = state.payload
-    index, name = payload.get("pending_worker_index"), payload.get("worker")
-    if (
-        not isinstance(index, int)
-        or not 0 <= index < len(wf.workers)
-        or wf.workers[index].name != name
-    ):
-        error = (
-            f"stored pending worker index {index!r} ({name!r}) no longer matches the workers"
-            f" of workforce {wf.name!r}: {[w.name for w in wf.workers]}"
-        )
+    error = mismatch(wf, payload)
+    if error is not None:
         return composite_failure(wf, config, job, error)
+    index = _pending_index(wf, payload)
+    if index is None:
+        return composite_failure(wf, config, job, "stored workforce state is incomplete")
     child = child_from_payload(payload)
     try:
         done = [MemberReport.model_validate(r) for r in payload.get("completed_reports") or ()]
@@ -143,6 +140,32 @@ async def resume(
     if child is None or len(done) != index:
         return composite_failure(wf, config, job, "stored workforce state is incomplete")
     return await _sequential(wf, config, job, done, Resume(child, decision))
+
+
+def mismatch(wf: Workforce, payload: Mapping[str, Any]) -> str | None:
+    """Why ``wf`` cannot continue this paused state: the worker it paused in is not at its
+    stored place among ``wf``'s workers (removed, renamed or moved). ``None`` when it can, or
+    when the state is incomplete (then :func:`resume` fails the run).
+    """
+    index, name = payload.get("pending_worker_index"), payload.get("worker")
+    if not _is_index(index) or not isinstance(name, str) or _pending_index(wf, payload) is not None:
+        return None
+    return (
+        f"stored pending worker index {index!r} ({name!r}) no longer matches the workers"
+        f" of workforce {wf.name!r}: {[w.name for w in wf.workers]}"
+    )
+
+
+def _pending_index(wf: Workforce, payload: Mapping[str, Any]) -> int | None:
+    """The stored index of the paused worker, if it names that worker of ``wf``."""
+    index = payload.get("pending_worker_index")
+    if not _is_index(index) or index >= len(wf.workers):
+        return None
+    return index if wf.workers[index].name == payload.get("worker") else None
+
+
+def _is_index(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 async def _sequential(

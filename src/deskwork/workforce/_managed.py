@@ -14,6 +14,7 @@ A pause of the manager or of the selected worker stores the stage (``"manager"``
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Selection",
+    "mismatch",
     "resume",
     "select_worker",
     "selection_job",
@@ -77,21 +79,36 @@ async def resume(
     payload = state.payload
     child = child_from_payload(payload)
     stage, name = payload.get("stage"), payload.get("worker")
+    error = mismatch(wf, payload)
+    if error is not None:
+        return composite_failure(wf, config, job, error)
     if child is None:
         return composite_failure(wf, config, job, "stored workforce state has no paused member")
-    if stage == STAGE_MANAGER:
-        if name != wf.manager.name:
-            error = f"paused manager {name!r} is not this workforce's manager {wf.manager.name!r}"
-            return composite_failure(wf, config, job, error)
+    if stage == STAGE_MANAGER and name == wf.manager.name:
         manager_job = selection_job(wf.workers, job)
         step = await run_member(wf.manager, config, manager_job, Resume(child, decision))
         return await _after_manager(wf, config, job, step)
     worker = wf.get_worker(name)
     if stage != STAGE_WORKER or worker is None:
-        error = f"cannot resume stage {stage!r}: worker {name!r} is not in workforce {wf.name!r}"
+        error = f"stored workforce state is incomplete: stage {stage!r}, worker {name!r}"
         return composite_failure(wf, config, job, error)
     step = await run_member(worker, config, job, Resume(child, decision))
     return _after_worker(wf, config, job, worker, step, dict(payload.get("metrics") or {}))
+
+
+def mismatch(wf: Workforce, payload: Mapping[str, Any]) -> str | None:
+    """Why ``wf`` cannot continue this paused state: the manager or the selected worker it
+    paused in is not ``wf``'s. ``None`` when it can, or when the state is incomplete (then
+    :func:`resume` fails the run: no workforce could continue it).
+    """
+    stage, name = payload.get("stage"), payload.get("worker")
+    if not isinstance(name, str):
+        return None
+    if stage == STAGE_MANAGER and name != wf.manager.name:
+        return f"paused manager {name!r} is not this workforce's manager {wf.manager.name!r}"
+    if stage == STAGE_WORKER and wf.get_worker(name) is None:
+        return f"paused worker {name!r} is not in workforce {wf.name!r}"
+    return None
 
 
 async def _after_manager(wf: Workforce, config: RunConfig, job: Job, step: Outcome) -> Outcome:

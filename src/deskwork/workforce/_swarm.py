@@ -18,6 +18,7 @@ looked up among the tools of the run, so ``Job.tools_override`` tools are checke
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from deskwork.workforce._members import (
 if TYPE_CHECKING:
     from deskwork.workforce._workforce import Workforce
 
-__all__ = ["Accepted", "Rejected", "check_handoff", "resume", "start"]
+__all__ = ["Accepted", "Rejected", "check_handoff", "mismatch", "resume", "start"]
 
 Outcome = tuple[Report, RunState]
 
@@ -90,13 +91,13 @@ async def resume(
 ) -> Outcome:
     """Continue the exact worker that paused, then keep following handoffs."""
     payload = state.payload
+    error = mismatch(wf, payload)
+    if error is not None:
+        return composite_failure(wf, config, job, error)
     name = payload.get("worker")
     worker = wf.get_worker(name)
-    if worker is None:
-        error = f"paused swarm worker {name!r} is not a member of workforce {wf.name!r}"
-        return composite_failure(wf, config, job, error)
     child = child_from_payload(payload)
-    if child is None or child.runner_name != worker.name:
+    if worker is None or child is None or child.runner_name != worker.name:
         return composite_failure(wf, config, job, f"no stored state for swarm worker {name!r}")
     swarm = _Swarm(
         wf,
@@ -107,6 +108,16 @@ async def resume(
         metrics=dict(payload.get("metrics") or {}),
     )
     return await _drive(swarm, await run_member(worker, config, job, Resume(child, decision)))
+
+
+def mismatch(wf: Workforce, payload: Mapping[str, Any]) -> str | None:
+    """Why ``wf`` cannot continue this paused state: the worker it paused in is not a member.
+    ``None`` when it can, or when the state is incomplete (then :func:`resume` fails the run).
+    """
+    name = payload.get("worker")
+    if isinstance(name, str) and wf.get_worker(name) is None:
+        return f"paused swarm worker {name!r} is not a member of workforce {wf.name!r}"
+    return None
 
 
 async def _drive(swarm: _Swarm, step: Outcome) -> Outcome:

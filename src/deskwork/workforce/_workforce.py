@@ -174,10 +174,32 @@ class Workforce:
         self.emit(config, EventType.WORKFORCE_STARTED, {"mode": self.mode, "resumed": True})
         stored = state.payload.get("mode")
         if stored != self.mode:
-            error = f"run was paused by a {stored!r} workforce; this workforce is {self.mode!r}"
+            error = _other_mode(stored, self.mode)
             return self._finish(config, composite_failure(self, config, job, error))
         _, resume = _MODES[self.mode]
         return self._finish(config, await resume(self, config, state, decision, job))
+
+    def check_resume(self, state: RunState) -> None:
+        """Refuse a paused run this workforce cannot continue (the desk asks before it claims
+        the run).
+
+        Raises:
+            ConfigurationError: the run paused in another mode, or the member it paused in
+                (the manager, the selected, pending or active worker) is not this workforce's
+                any more (removed, renamed, or moved in collaborate mode); the run stays
+                paused, resumable with the workforce it paused in.
+        """
+        stored = state.payload.get("mode")
+        if isinstance(stored, str) and stored in _MODES and stored != self.mode:
+            problem: str | None = _other_mode(stored, self.mode)
+        else:
+            mismatch = _MISMATCH.get(self.mode)
+            problem = mismatch(self, state.payload) if mismatch is not None else None
+        if problem is not None:
+            raise ConfigurationError(
+                f"workforce {self.name!r} cannot resume run {state.run_id}: {problem}; resume"
+                " it with the workforce as it was when it paused; the run stays paused"
+            )
 
     def run(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
         """Synchronous :meth:`arun`."""
@@ -192,6 +214,10 @@ class Workforce:
         if report.status != "paused":
             self.emit(config, EventType.WORKFORCE_COMPLETED, {"status": report.status})
         return outcome
+
+
+def _other_mode(stored: Any, mode: str) -> str:
+    return f"run was paused by a {stored!r} workforce; this workforce is {mode!r}"
 
 
 def _check_config(workers: list[Worker], mode: str, max_handoffs: int, max_rounds: int) -> None:
@@ -252,3 +278,9 @@ _MODES: dict[str, tuple[_Start, _Resume]] = {
     "swarm": (_swarm.start, _swarm.resume),
     "blackboard": (_start_blackboard, _resume_blackboard),
 }
+_MISMATCH: dict[str, Callable[[Workforce, Mapping[str, Any]], str | None]] = {
+    "managed": _managed.mismatch,
+    "collaborate": _collaborate.mismatch,
+    "swarm": _swarm.mismatch,
+}
+"""Per mode: why a workforce cannot continue a paused state of that mode (``None``: it can)."""
