@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from deskwork.exceptions import ConfigurationError
 from deskwork.tools.base import Tool
 
 __all__ = ["HANDOFF_TOOL_NAME", "transfer_to_agent_tool"]
@@ -20,7 +21,7 @@ def transfer_to_agent_tool(available_agents: Sequence[str] | None = None) -> Too
     The allowlist is encoded in the schema (an enum) and stored in
     ``tool.metadata["available_agents"]`` so swarm routing can enforce it.
     """
-    agents = list(available_agents) if available_agents is not None else None
+    agents = _agent_names(available_agents)
     name_field: Any = (str, Field(description="Name of the agent to hand off to"))
     model: type[BaseModel] = create_model(
         "TransferToAgentInput",
@@ -47,3 +48,17 @@ def transfer_to_agent_tool(available_agents: Sequence[str] | None = None) -> Too
         metadata={"available_agents": agents},
         blocking=False,  # it only formats a string: no hand-off to a pool thread
     )
+
+
+def _agent_names(available_agents: Sequence[str] | None) -> list[str] | None:
+    if available_agents is None:
+        return None
+    if isinstance(available_agents, str):  # list("Writer") would allow "W", "r", ...
+        raise ConfigurationError(
+            f"available_agents must be a list of names, not {available_agents!r}"
+        )
+    agents = list(available_agents)
+    for agent in agents:
+        if not isinstance(agent, str) or not agent:
+            raise ConfigurationError(f"available_agents holds {agent!r}, not an agent's name")
+    return agents
