@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from rt_support import dynamic_config, make_context
 
+from deskwork.exceptions import ConfigurationError
 from deskwork.realtime import AgentConfigurationError, AgentEngine, DynamicAgent, InsightType
+from deskwork.realtime.library import OutputFormat, get_output_format, register_output_format
+from deskwork.realtime.library.output_formats import output_format_names
 from deskwork.testing import ScriptedAdapter
 
 
@@ -73,3 +76,26 @@ async def test_an_async_fake_llm_still_answers() -> None:
     agent.llm = AsyncLLM()
     response = await engine.process_turn(make_context())
     assert [i.content for i in response.insights] == ["async"]
+
+
+@pytest.mark.parametrize(
+    ("output_format", "message"),
+    [
+        (None, "needs an OutputFormat.* got NoneType"),
+        ({"name": "x", "json_schema": {}}, "needs an OutputFormat.* got dict"),
+        (OutputFormat(name=" ", json_schema={}), "name that is not blank"),
+    ],
+)
+def test_register_output_format_refuses_what_it_cannot_register(
+    output_format: Any, message: str
+) -> None:
+    """Before: AttributeError ('NoneType' object has no attribute 'name'), or a format
+    registered under a blank name, listed as '' among the known formats."""
+    with pytest.raises(ConfigurationError, match=message):
+        register_output_format(output_format)
+    assert " " not in output_format_names()
+
+
+def test_get_output_format_of_a_name_that_is_not_a_string_is_unknown() -> None:
+    with pytest.raises(ConfigurationError, match="unknown output_format"):
+        get_output_format([])  # type: ignore[arg-type]  # was: TypeError unhashable type

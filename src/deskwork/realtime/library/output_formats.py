@@ -394,8 +394,16 @@ def register_output_format(output_format: OutputFormat, *, replace: bool = False
     """Make ``output_format`` available by name to every ``DynamicAgent``.
 
     Raises:
-        ConfigurationError: the name is taken and ``replace`` is false.
+        ConfigurationError: ``output_format`` is not an ``OutputFormat``, its name is blank,
+            or the name is taken and ``replace`` is false.
     """
+    if not isinstance(output_format, OutputFormat):
+        raise ConfigurationError(
+            "register_output_format needs an OutputFormat(name=..., json_schema=...), got "
+            f"{type(output_format).__name__}"
+        )
+    if not output_format.name.strip():
+        raise ConfigurationError("an output format needs a name that is not blank")
     with _LOCK:
         if output_format.name in _FORMATS and not replace:
             raise ConfigurationError(f"output format {output_format.name!r} already exists")
@@ -409,7 +417,7 @@ def get_output_format(name: str) -> OutputFormat:
         ConfigurationError: no such format.
     """
     with _LOCK:
-        found = _FORMATS.get(name)
+        found = _FORMATS.get(name) if isinstance(name, str) else None
     if found is None:
         raise ConfigurationError(
             f"unknown output_format {name!r}; known: {', '.join(output_format_names())}"
