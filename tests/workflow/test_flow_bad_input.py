@@ -86,3 +86,20 @@ async def test_a_flow_run_or_resume_of_none_says_what_it_expected() -> None:
     with pytest.raises(ConfigurationError, match="paused run's Report or its run id"):
         await flow.aresume(None, True)  # type: ignore[call-overload]  # was: ... for Report
     assert desk.run_store.list_runs() == []
+
+
+@pytest.mark.parametrize(("returned", "given"), [(None, "None"), ("  ", "a blank string")])
+async def test_a_job_builder_returning_no_input_fails_its_step_saying_so(
+    returned: Any, given: str
+) -> None:
+    scripts = Scripts()
+    desk = make_desk(scripts)
+    flow = desk.flow([Step(worker("a"), job_builder=lambda ctx: returned, name="build")])
+    report = await flow.arun("go")
+    assert report.status == "failed"
+    assert report.errors == [  # was: pydantic's ValidationError text for Job
+        f"step 'build': ConfigurationError: job_builder returned {given}; it must return a Job"
+        " or the job's input (a non-empty string or any other value)"
+    ]
+    assert scripts.calls["a"] == 0
+    assert desk.run_store.get_run(report.run_id).status == "failed"  # type: ignore[union-attr]

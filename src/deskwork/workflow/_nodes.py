@@ -161,8 +161,9 @@ class Step(Node):
 
     Args:
         runner: the worker, workforce or other runner.
-        job_builder: ``ctx -> Job`` (sync or async) building the step's job; a string
-            becomes ``Job(input=...)``. Default: the flow's job.
+        job_builder: ``ctx -> Job`` (sync or async) building the step's job; any other
+            value (a non-empty string, a dict for a graph, ...) becomes ``Job(input=...)``;
+            ``None`` or a blank string fails the step. Default: the flow's job.
         name: the step's name (event source, output header); default: the runner's name.
     """
 
@@ -187,7 +188,14 @@ class Step(Node):
         if self.job_builder is None:
             return ctx.job
         job = await call_user(self.job_builder, ctx)
-        return job if isinstance(job, Job) else Job(input=job)
+        if isinstance(job, Job):
+            return job
+        if job is None or (isinstance(job, str) and not job.strip()):
+            raise ConfigurationError(
+                f"job_builder returned {'None' if job is None else 'a blank string'}; it must"
+                " return a Job or the job's input (a non-empty string or any other value)"
+            )
+        return Job(input=job)
 
     async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
         """Run the runner (or resume it from the stored state)."""
