@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import multiprocessing
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -24,13 +25,20 @@ def importable_name(fn: Callable[..., Any]) -> tuple[str, str]:
     """``(module, qualname)`` by which a new process finds ``fn``.
 
     Raises:
-        ValueError: ``fn`` is a lambda or is defined inside a function.
+        ValueError: ``fn`` is a lambda, is defined inside a function, has no name (a
+            ``functools.partial``, a callable object) or is bound to an instance (which a new
+            process cannot find by name).
     """
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", "")
     if not module or not qualname or "<" in qualname:
         raise ValueError(
-            f"isolation='process' needs a function defined at module level, not {qualname!r}"
+            f"isolation='process' needs a function defined at module level, not {qualname or fn!r}"
+        )
+    if inspect.ismethod(fn) and not isinstance(fn.__self__, type):  # a classmethod's is found
+        raise ValueError(
+            f"isolation='process' cannot call {qualname!r} bound to an instance: a new process"
+            " finds functions by name, not objects; use a module-level function"
         )
     return module, qualname
 
