@@ -12,15 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rt_support import ScriptAgent, make_context
+from rt_support import ScriptAgent, dynamic_config, make_context
 
 from deskwork.exceptions import ConfigurationError
 from deskwork.realtime import (
     AgentCallbackHandler,
+    AgentConfig,
     AgentConfigurationError,
     AgentContext,
     AgentEngine,
     BaseAgent,
+    DynamicAgent,
 )
 from deskwork.testing import ScriptedAdapter
 
@@ -174,3 +176,13 @@ def test_a_custom_agent_needs_an_agent_config(config: Any) -> None:
 
     with pytest.raises(AgentConfigurationError, match="Custom: config must be an AgentConfig"):
         Custom(config)
+
+
+@pytest.mark.parametrize("agent_id", ["coach\x00", "coach\ud800"])
+def test_an_agent_id_no_store_can_keep_is_refused(agent_id: str) -> None:
+    """Before, it was accepted, and every desk run of the engine failed mid-turn with a
+    StoreError when the agent's first event (source = its id) was stored."""
+    with pytest.raises(AgentConfigurationError, match=r"id: .*NUL character or a lone surrogate"):
+        AgentConfig(name="Coach", id=agent_id)
+    with pytest.raises(AgentConfigurationError, match="NUL character or a lone surrogate"):
+        DynamicAgent(dynamic_config(id=agent_id))

@@ -26,6 +26,7 @@ from deskwork.realtime.core._records import InsightType, TriggerType
 from deskwork.realtime.core.conditions import TriggerConditions
 from deskwork.realtime.core.llm import JSONGenerator
 from deskwork.realtime.core.models import AgentContext, AgentInsight, AgentResponse
+from deskwork.utils import escape_surrogates
 
 if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
@@ -172,6 +173,16 @@ class AgentConfig(BaseModel):
     def problems(self) -> list[ConfigProblem]:
         """Problems found and repaired while loading (lenient configs; empty when strict)."""
         return list(self._problems)
+
+    @field_validator("id")
+    @classmethod
+    def _storable_id(cls, value: str) -> str:
+        if "\x00" in value or escape_surrogates(value) != value:
+            raise ValueError(
+                "must not hold a NUL character or a lone surrogate: the id is the source of "
+                "the agent's events, which no run store can keep with one"
+            )
+        return value
 
     @field_validator("trigger_types", mode="before")
     @classmethod
