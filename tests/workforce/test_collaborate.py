@@ -113,14 +113,21 @@ async def test_custom_reducer_gets_named_member_reports_and_metrics_are_totalled
     assert_metrics_match_llm_events(report)
 
 
-async def test_a_reducer_that_raises_fails_the_run() -> None:
+@pytest.mark.parametrize(
+    ("raised", "error"),
+    [
+        (ValueError("cannot combine"), "reducer failed: ValueError: cannot combine"),
+        (RuntimeError(), "reducer failed: RuntimeError"),  # was "RuntimeError: "
+    ],
+)
+async def test_a_reducer_that_raises_fails_the_run(raised: Exception, error: str) -> None:
     def broken(reports: list[Report]) -> Report:
-        raise ValueError("cannot combine")
+        raise raised
 
     wf = Workforce([worker("a")], mode="collaborate", reducer=broken)
     report = await make_desk(Model()).arun(wf, Job(input="go"))
     assert report.status == "failed"
-    assert report.errors == ["reducer failed: ValueError: cannot combine"]
+    assert report.errors == [error]
     assert report.metrics["llm_calls"] == 1
 
 

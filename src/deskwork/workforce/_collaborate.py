@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from deskwork._aio import gather_or_cancel
 from deskwork.core.job import Job
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.runtime._durable_fanout import can_fan_out, fan_out
@@ -210,7 +210,7 @@ def _reduce(wf: Workforce, config: RunConfig, job: Job, done: list[MemberReport]
     try:
         combined = reducer(list(done))
     except Exception as exc:
-        error = f"reducer failed: {type(exc).__name__}: {redact_text(str(exc))}"
+        error = f"reducer failed: {describe_exception(exc)}"
         return composite_failure(wf, config, job, error, metrics=_total(done))
     if not isinstance(combined, Report):
         error = f"reducer returned {type(combined).__name__}, not a Report"
