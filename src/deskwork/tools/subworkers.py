@@ -226,14 +226,16 @@ def _models(models: Iterable[str] | None) -> frozenset[str] | None:
 async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
     """Run ``child`` as its own run, leaving the desk's name registry as it was.
 
-    A paused child stays resumable in this process: the desk keeps the exact runner of
-    each paused run, so two children with the same name cannot be confused.
+    A paused child stays resumable in this process (``desk.resume(run_id, ...)`` with the
+    ``run_id`` of the tool's data): the desk keeps the exact runner of each paused run, so two
+    children with the same name cannot be confused. So a paused child whose name no runner
+    had stays registered: ``desk.unregister`` would also drop the runner its resume needs.
     """
     previous = desk.get_runner(child.runner_type, child.name)
     report = await desk.arun(child, Job(input=task), stream=False, limits=limits)
     if previous is not None:
         desk.register(previous)
-    else:
+    elif report.status != "paused":
         desk.unregister(child)
     return report
 

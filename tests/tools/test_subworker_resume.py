@@ -1,0 +1,57 @@
+"""A paused subworker is resumable by the run id in the spawn tool's data, as documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deskwork import Desk, Job, Worker
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import ScriptedAdapter, Turn, call_tool, reply
+from deskwork.tools import create_subworker_tool, tool
+
+ran: list[str] = []
+
+
+@tool(requires_confirmation=True)
+def wire(amount: int) -> str:
+    """Send money (asks first)."""
+    ran.append(f"wire {amount}")
+    return "sent"
+
+
+def _desk(tmp_path: Path, *turns: Turn) -> Desk:
+    return Desk(model="scripted", adapter=ScriptedAdapter(list(turns)),
+                run_store=InMemoryRunStore(), storage_dir=tmp_path / ".deskwork")  # fmt: skip
+
+
+def test_a_paused_child_resumes_by_its_run_id(tmp_path: Path) -> None:
+    desk = _desk(
+        tmp_path,
+        call_tool(
+            "spawn_subworker", name="payer", instructions="pay", task="pay 5", tools=["wire"]
+        ),
+        call_tool("wire", amount=5),  # the child pauses for confirmation
+        reply("lead: the payer waits for approval"),
+        reply("payer: paid"),  # the child, once resumed
+    )
+    spawn = create_subworker_tool(desk, available_tools=[wire])
+    lead = desk.run(Worker(name="lead", tools=[spawn]), Job(input="pay"))
+    result = lead.tool_calls[0].result
+    assert result is not None and result.data["status"] == "paused"
+
+    child = desk.resume(result.data["run_id"], True)  # was RunnerNotRegisteredError
+
+    assert (child.status, child.content) == ("completed", "payer: paid")
+    assert ran[-1:] == ["wire 5"]
+
+
+def test_a_finished_child_leaves_no_registration(tmp_path: Path) -> None:
+    desk = _desk(
+        tmp_path,
+        call_tool("spawn_subworker", name="helper", instructions="help", task="t"),
+        reply("helper: done"),
+        reply("lead: done"),
+    )
+    spawn = create_subworker_tool(desk)
+    desk.run(Worker(name="lead", tools=[spawn]), Job(input="go"))
+    assert desk.get_runner("worker", "helper") is None
