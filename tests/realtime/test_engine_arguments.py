@@ -186,3 +186,14 @@ def test_an_agent_id_no_store_can_keep_is_refused(agent_id: str) -> None:
         AgentConfig(name="Coach", id=agent_id)
     with pytest.raises(AgentConfigurationError, match="NUL character or a lone surrogate"):
         DynamicAgent(dynamic_config(id=agent_id))
+
+
+@pytest.mark.parametrize("temperature", [float("nan"), float("inf"), -0.5])
+def test_a_temperature_no_provider_takes_is_refused_when_built(temperature: float) -> None:
+    """Before, it was accepted and sent with every model call: each turn failed the agent
+    with the provider's error instead."""
+    with pytest.raises(AgentConfigurationError, match="temperature"):
+        AgentConfig(name="Coach", temperature=temperature)
+    assert AgentConfig(name="Coach", temperature=0).temperature == 0
+    lenient = AgentConfig(name="Coach", temperature=temperature, strict=False)
+    assert lenient.temperature is None and [p.field for p in lenient.problems] == ["temperature"]

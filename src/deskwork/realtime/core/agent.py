@@ -104,8 +104,9 @@ class AgentConfig(BaseModel):
     reasoning_effort: str | None = None
     """Reasoning effort sent with the model call (``"minimal"``, ``"low"`` ...); required
     for reasoning models unless the engine has ``strict_reasoning_config=False``."""
-    temperature: float | None = None
-    """Sampling temperature for the model call (``None``: the provider's default)."""
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """Sampling temperature for the model call, at least 0 (``None``: the provider's
+    default)."""
     max_tokens: int | None = Field(default=None, gt=0)
     """Output token cap for the model call (``None``: the provider's default)."""
     output_format: str = "default"
@@ -212,6 +213,7 @@ def _repair(data: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
         ("silence_threshold", False, True),
         ("timeout", False, False),
         ("max_tokens", True, False),
+        ("temperature", False, True),
     ):
         if name in out:
             out[name] = positive_number(out[name], name, log, integer=integer, allow_zero=zero)
