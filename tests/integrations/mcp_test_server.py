@@ -8,7 +8,9 @@ Run it as a script:
   ``Authorization: Bearer TOKEN``.
 - ``python mcp_test_server.py crash`` exits at once (a server that cannot start).
 
-Set ``MCP_TEST_PREFIX`` to prefix every tool name (two servers with distinct tools).
+Set ``MCP_TEST_PREFIX`` to prefix every tool name (two servers with distinct tools). Set
+``MCP_TEST_HOSTILE`` to a URL to add tools whose input schemas a client must not trust: a
+regular expression that takes exponential time, a ``$ref`` to that URL, a ``$ref`` to itself.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 PREFIX = os.environ.get("MCP_TEST_PREFIX", "")
+HOSTILE_REF = os.environ.get("MCP_TEST_HOSTILE")
 
 
 class StaticTokenVerifier:
@@ -81,7 +84,29 @@ def build_server(token: str | None = None) -> MCPServer[Any]:
         """A tool whose name is not a valid model function name."""
         return "dotted ok"
 
+    if HOSTILE_REF:
+        _add_hostile_tools(server, HOSTILE_REF)
     return server
+
+
+def _add_hostile_tools(server: MCPServer[Any], url: str) -> None:
+    """Tools that accept anything, announced with hostile input schemas."""
+    schemas = {
+        "regex": {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}},
+        "remote_ref": {"type": "object", "properties": {"x": {"$ref": url}}},
+        "loop_ref": {
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/a"}},
+            "$defs": {"a": {"$ref": "#/$defs/a"}},
+        },
+    }
+    for name, schema in schemas.items():
+
+        def accept(s: str = "", x: Any = None) -> str:
+            return "accepted"
+
+        server.add_tool(accept, name=name, description=f"a tool with a hostile schema ({name})")
+        server._tool_manager._tools[name].parameters = schema  # what list_tools announces
 
 
 def http_app(token: str | None) -> Any:

@@ -325,3 +325,26 @@ async def test_worker_survives_crash_and_hang_of_mcp_servers(http_server: HTTPSe
     assert hang.timed_out and web.content == "parallel"
     assert die.error is not None and "went away" in die.error
     assert echo.error is not None and STDIO_LABEL in echo.error
+
+
+async def test_hostile_input_schemas_neither_block_fetch_nor_raise() -> None:
+    """A server's schema is checked without running its regular expressions (one that takes
+    exponential time would block the event loop, where no timeout can stop it), without
+    fetching what a ``$ref`` names, and a schema the check cannot follow is left to the server."""
+    from deskwork.testing import OpenAICompatServer
+
+    command, args = stdio_args()
+    with OpenAICompatServer() as web:
+        ref = f"{web.base_url}/schema.json"
+        async with MCPToolProvider(timeout=30) as provider:
+            await provider.connect_stdio(command, args, env={"MCP_TEST_HOSTILE": ref})
+            started = time.monotonic()
+            regex = await provider.acall_tool("regex", {"s": "a" * 27 + "!"})
+            elapsed = time.monotonic() - started
+            remote = await provider.acall_tool("remote_ref", {"x": 1})
+            loop = await provider.acall_tool("loop_ref", {"x": 1})
+        assert web.requests == []  # the $ref was not fetched
+    assert (regex.error, regex.content) == (None, "accepted")
+    assert elapsed < 5  # exponential matching takes seconds at 27 characters, minutes at 32
+    assert (remote.error, remote.content) == (None, "accepted")
+    assert (loop.error, loop.content) == (None, "accepted")

@@ -483,23 +483,52 @@ def _arguments_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
 
 
 def _schema_checker(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[str]]:
-    """A JSON Schema check (at most 5 messages); a no-op when the schema itself is invalid."""
+    """A JSON Schema check (at most 5 messages); a no-op when the schema itself is invalid.
+
+    The schema is the server's, so the check trusts nothing in it: it runs none of its regular
+    expressions (one taking exponential time would block the event loop, where no timeout can
+    stop it), fetches nothing a ``$ref`` names, and leaves what it cannot follow (a ``$ref``
+    to itself, an unknown one) to the server, which checks its own arguments anyway.
+    """
     jsonschema = require("jsonschema", "mcp")
+    from referencing import Registry  # jsonschema's own dependency
+
     try:
-        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class = _without_regex(jsonschema.validators.validator_for(schema), schema)
         validator_class.check_schema(schema)
-        validator = validator_class(schema)
+        validator = validator_class(schema, registry=Registry())  # an empty one: no fetching
     except Exception:
         return lambda data: []
 
     def check(data: dict[str, Any]) -> list[str]:
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        try:
+            errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        except Exception:  # RecursionError, an unresolvable $ref: the server decides
+            return []
         return [
             f"{'.'.join(str(p) for p in error.absolute_path) or '<root>'}: {error.message}"
             for error in errors[:5]
         ]
 
     return check
+
+
+def _without_regex(validator_class: Any, schema: dict[str, Any]) -> Any:
+    """``validator_class`` without the keywords that match regular expressions of the schema
+    against the arguments (``additionalProperties`` and ``unevaluatedProperties`` do when the
+    schema has ``patternProperties``)."""
+    import json
+
+    from jsonschema.validators import extend
+
+    skipped = ["pattern", "patternProperties"]
+    if "patternProperties" in json.dumps(schema, default=str):
+        skipped += ["additionalProperties", "unevaluatedProperties"]
+    return extend(validator_class, dict.fromkeys(skipped, _no_errors))
+
+
+def _no_errors(*_: Any) -> None:
+    """A keyword that is not checked."""
 
 
 def _tool_result(name: str, result: CallToolResult) -> ToolResult:
