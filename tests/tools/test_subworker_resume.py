@@ -1,4 +1,5 @@
-"""A paused subworker is resumable by the run id in the spawn tool's data, as documented."""
+"""Subworkers and the desk's registry: a paused child is resumable by the run id in the spawn
+tool's data, as documented, and children leave the registry as they found it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 from deskwork import Desk, Job, Worker
 from deskwork.store import InMemoryRunStore
-from deskwork.testing import ScriptedAdapter, Turn, call_tool, reply
+from deskwork.testing import ScriptedAdapter, Turn, call_tool, call_tools, reply
 from deskwork.tools import create_subworker_tool, tool
 
 ran: list[str] = []
@@ -55,3 +56,25 @@ def test_a_finished_child_leaves_no_registration(tmp_path: Path) -> None:
     spawn = create_subworker_tool(desk)
     desk.run(Worker(name="lead", tools=[spawn]), Job(input="go"))
     assert desk.get_runner("worker", "helper") is None
+
+
+def test_parallel_children_of_one_name_give_the_name_back(tmp_path: Path) -> None:
+    spec = {"name": "helper", "instructions": "help", "task": "t"}
+    adapter = ScriptedAdapter(
+        [
+            call_tools(("spawn_subworker", spec), ("spawn_subworker", spec)),
+            reply("one"),
+            reply("two"),
+            reply("lead: done"),
+        ],
+        latency=0.05,  # the two child runs overlap
+    )
+    desk = Desk(model="scripted", adapter=adapter, run_store=InMemoryRunStore(),
+                storage_dir=tmp_path / ".deskwork")  # fmt: skip
+    own = Worker(name="helper", instructions="the user's own helper")
+    desk.register(own)
+    spawn = create_subworker_tool(desk)
+    report = desk.run(Worker(name="lead", tools=[spawn]), Job(input="go"))
+    assert sorted(c.result.content or "" for c in report.tool_calls if c.result) == ["one", "two"]
+    # the second child saw the first registered under "helper" and gave *it* back
+    assert desk.get_runner("worker", "helper") is own

@@ -33,6 +33,7 @@ from deskwork.tools.base import Tool
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
+    from deskwork.runtime.runner import Runner
 
 __all__ = ["SpawnSubworkerInput", "create_subworker_tool", "create_swarm_tool"]
 
@@ -223,6 +224,20 @@ def _models(models: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(models)
 
 
+@dataclass(slots=True)
+class _Borrowed:
+    """A runner name that children on one desk use, and what the desk held under it before."""
+
+    previous: Runner | None
+    children: int = 0
+    paused: bool = False
+
+
+_borrowed: dict[tuple[int, str, str], _Borrowed] = {}
+"""Names children use right now, by ``(id(desk), runner type, name)``: children of the same
+name that overlap (parallel spawns) restore the registry once, when the last one ends."""
+
+
 async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
     """Run ``child`` as its own run, leaving the desk's name registry as it was.
 
@@ -231,13 +246,27 @@ async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any
     children with the same name cannot be confused. So a paused child whose name no runner
     had stays registered: ``desk.unregister`` would also drop the runner its resume needs.
     """
-    previous = desk.get_runner(child.runner_type, child.name)
-    report = await desk.arun(child, Job(input=task), stream=False, limits=limits)
-    if previous is not None:
-        desk.register(previous)
-    elif report.status != "paused":
-        desk.unregister(child)
+    key = (id(desk), child.runner_type, child.name)
+    borrowed = _borrowed.get(key)
+    if borrowed is None:
+        borrowed = _borrowed[key] = _Borrowed(desk.get_runner(child.runner_type, child.name))
+    borrowed.children += 1
+    try:
+        report = await desk.arun(child, Job(input=task), stream=False, limits=limits)
+        borrowed.paused |= report.status == "paused"
+    finally:
+        borrowed.children -= 1
+        if borrowed.children == 0:
+            del _borrowed[key]
+            _give_back(desk, child, borrowed)
     return report
+
+
+def _give_back(desk: Desk, child: Worker, borrowed: _Borrowed) -> None:
+    if borrowed.previous is not None:
+        desk.register(borrowed.previous)
+    elif not borrowed.paused:
+        desk.unregister(child)
 
 
 def _result(report: Report, worker: str) -> ToolResult:
