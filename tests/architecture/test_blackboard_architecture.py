@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bbkit import Model, ask, board_events, deploy, llm_calls, make_desk, worker
 
-from deskwork import Job, Worker
+from deskwork import ConfigurationError, Job, Worker
 from deskwork.architecture import DEFAULT_COORDINATOR_INSTRUCTIONS, BlackboardArchitecture
 from deskwork.architecture.blackboard import CONTRIBUTOR_INSTRUCTIONS
 from deskwork.testing import Turn, call_tool, fail, structured
@@ -207,15 +208,20 @@ async def test_decider_pause_resumes_the_decider() -> None:
     assert model.order()[-2:] == ["judge", "judge"]
 
 
-async def test_resume_with_an_unknown_member_fails_cleanly(tmp_path: Path) -> None:
+async def test_resume_without_the_paused_member_is_refused_and_the_run_stays_paused(
+    tmp_path: Path,
+) -> None:
     model, a = _paused_agent_setup()
     paused = await make_desk(model, tmp_path).arun(a, Job(input="q"))
+    desk = make_desk(Model(researcher=["deployed"], coord=[STOP]), tmp_path)
     other = BlackboardArchitecture(agents={"critic": worker("critic")}, coordinator=worker("coord"))
-    failed = await make_desk(Model(), tmp_path).aresume(paused.run_id, True, runner=other)
-    assert failed.status == "failed"
-    assert failed.errors == [
-        "cannot resume 'agent' 'researcher': not part of blackboard 'blackboard'"
-    ]
+    message = "cannot resume 'agent' 'researcher': not part of blackboard 'blackboard'"
+    with pytest.raises(ConfigurationError, match=message):  # was: the run failed for good
+        await desk.aresume(paused.run_id, True, runner=other)
+    assert desk.run_store.get_run(paused.run_id).status == "paused"  # type: ignore[union-attr]
+    _, original = _paused_agent_setup()
+    done = await desk.aresume(paused.run_id, True, runner=original)
+    assert done.status == "completed"
 
 
 async def test_stream_yields_the_run_events() -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from wfkit import Model, assert_metrics_match_llm_events, deploy, make_desk, types, worker
 
-from deskwork import Job, Workforce
+from deskwork import ConfigurationError, Job, Workforce
 from deskwork.architecture import Blackboard as BoardView
 from deskwork.collaboration import Blackboard
 from deskwork.testing import call_tool, structured
@@ -74,6 +75,20 @@ async def test_blackboard_mode_pauses_and_resumes_in_a_new_process(tmp_path: Pat
         "workforce.started", "workforce.started", "workforce.completed",
     ]  # fmt: skip
     assert_metrics_match_llm_events(done)
+
+
+async def test_resume_without_the_paused_agent_is_refused_and_the_run_stays_paused() -> None:
+    model = Model(coord=[pick("researcher"), STOP], researcher=[call_tool("deploy", target="x")])
+    desk = make_desk(model)
+    paused = await desk.arun(board_team(), Job(input="question"))
+    without = Workforce(
+        [worker("critic")], mode="blackboard", name="board-team", coordinator=worker("coord")
+    )
+    with pytest.raises(ConfigurationError, match="'agent' 'researcher': not part of blackboard"):
+        await desk.aresume(paused, True, runner=without)  # was: the run failed for good
+    assert desk.run_store.get_run(paused.run_id).status == "paused"  # type: ignore[union-attr]
+    done = await desk.aresume(paused, True, runner=board_team())
+    assert done.status == "completed" and done.content == "judge done"
 
 
 def test_default_channel_and_blackboard_are_created() -> None:

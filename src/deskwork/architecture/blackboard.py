@@ -290,6 +290,30 @@ class BlackboardArchitecture:
                 return composite_failure(self, config, job, _BOARD_BUSY)
             return await self._continue(config, job, state, decision)
 
+    def check_resume(self, state: RunState) -> None:
+        """Refuse a paused run whose paused member (coordinator, agent or decider) this
+        blackboard lacks (the desk asks before it claims the run).
+
+        Raises:
+            ConfigurationError: the member the run paused in was removed or renamed; the run
+                stays paused, resumable with the blackboard it paused in.
+        """
+        problem = self._mismatch(state.payload)
+        if problem is not None:
+            raise ConfigurationError(
+                f"{problem}: resume run {state.run_id} with the blackboard as it was when it"
+                " paused; the run stays paused"
+            )
+
+    def _mismatch(self, payload: Mapping[str, Any]) -> str | None:
+        """Why this blackboard cannot continue the paused member stored in ``payload``
+        (``None`` when it can, or when the state is incomplete: :meth:`_restore` fails it)."""
+        phase, member = payload.get("phase"), payload.get("member")
+        known = _PHASES.get(phase) if isinstance(phase, str) else None
+        if known is None or not isinstance(member, str) or self._knows(known, member):
+            return None
+        return f"cannot resume {phase!r} {member!r}: not part of blackboard {self.name!r}"
+
     async def _continue(
         self, config: RunConfig, job: Job, state: RunState, decision: Any
     ) -> Outcome:
@@ -437,12 +461,15 @@ class BlackboardArchitecture:
         """Rebuild the run and the pending member from stored state, or say what is wrong."""
         payload = state.payload
         phase, member, number = payload.get("phase"), payload.get("member"), payload.get("round")
+        problem = self._mismatch(payload)
+        if problem is not None:
+            return problem
         child = child_from_payload(payload)
+        known = _PHASES.get(phase) if isinstance(phase, str) else None
         if child is None or not isinstance(number, int) or not isinstance(member, str):
             return "stored blackboard state is incomplete"
-        known = _PHASES.get(phase) if isinstance(phase, str) else None
-        if known is None or not self._knows(known, member):
-            return f"cannot resume {phase!r} {member!r}: not part of blackboard {self.name!r}"
+        if known is None:
+            return f"cannot resume unknown phase {phase!r}"
         view = Blackboard(self.board)
         try:
             view.load(payload.get("board") or {})

@@ -185,9 +185,10 @@ class Workforce:
 
         Raises:
             ConfigurationError: the run paused in another mode, or the member it paused in
-                (the manager, the selected, pending or active worker) is not this workforce's
-                any more (removed, renamed, or moved in collaborate mode); the run stays
-                paused, resumable with the workforce it paused in.
+                (the manager, the selected, pending or active worker, the blackboard's
+                coordinator, agent or decider) is not this workforce's any more (removed,
+                renamed, or moved in collaborate mode); the run stays paused, resumable with
+                the workforce it paused in.
         """
         stored = state.payload.get("mode")
         if isinstance(stored, str) and stored in _MODES and stored != self.mode:
@@ -200,6 +201,8 @@ class Workforce:
                 f"workforce {self.name!r} cannot resume run {state.run_id}: {problem}; resume"
                 " it with the workforce as it was when it paused; the run stays paused"
             )
+        if self.mode == "blackboard" and (child := child_from_payload(state.payload)) is not None:
+            self.architecture.check_resume(child)  # the coordinator, agent or decider it paused in
 
     def run(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
         """Synchronous :meth:`arun`."""
