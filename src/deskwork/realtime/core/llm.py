@@ -25,14 +25,11 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from deskwork.adapters import _seam as seam
-from deskwork.adapters.base import ModelResponse
-from deskwork.exceptions import DeskworkError
-
-if TYPE_CHECKING:
-    from deskwork.adapters.base import BaseModelAdapter
+from deskwork.adapters.base import BaseModelAdapter, ModelResponse
+from deskwork.exceptions import ConfigurationError, DeskworkError
 
 __all__ = [
     "AgentOutputError",
@@ -103,7 +100,13 @@ class LLMClient:
                 with ``update_api_key``); used when ``adapter`` is not given.
             timeout: Default seconds per call (``None``: no limit of its own).
             max_tokens: Default output token cap (``None``: the provider's).
+
+        Raises:
+            ConfigurationError: ``adapter`` is not a ``BaseModelAdapter``,
+                ``adapter_provider`` cannot be called, ``timeout`` is not a number above 0
+                or ``max_tokens`` not an integer above 0 (``None`` is fine for each).
         """
+        _check_client(adapter, adapter_provider, timeout, max_tokens)
         self._adapter = adapter
         self._provider = adapter_provider
         self.timeout = timeout
@@ -218,6 +221,25 @@ class LLMClient:
                 drop_params=True,
                 **kwargs,
             )
+
+
+def _check_client(adapter: Any, provider: Any, timeout: Any, max_tokens: Any) -> None:
+    """Refuse an ``LLMClient`` argument that would only fail at the first call."""
+    problem = None
+    if adapter is not None and not isinstance(adapter, BaseModelAdapter):
+        problem = f"adapter must be a BaseModelAdapter, got {type(adapter).__name__}"
+    elif provider is not None and not callable(provider):
+        problem = f"adapter_provider must be callable, got {type(provider).__name__}"
+    elif timeout is not None and (
+        not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0
+    ):
+        problem = f"timeout must be a number of seconds above 0 or None, got {timeout!r}"
+    elif max_tokens is not None and (
+        not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
+    ):
+        problem = f"max_tokens must be an integer above 0 or None, got {max_tokens!r}"
+    if problem is not None:
+        raise ConfigurationError(f"LLMClient: {problem}")
 
 
 @cache
