@@ -63,12 +63,13 @@ class llm_judge:  # lowercase: used like a function
         threshold: float = 0.5,
         name: str = "llm_judge",
     ) -> None:
-        if not criteria.strip():
-            raise ConfigurationError("llm_judge needs criteria")
+        if not isinstance(criteria, str) or not criteria.strip():
+            raise ConfigurationError(f"llm_judge needs criteria (text), not {criteria!r}")
         if desk is None and adapter is None and model is None:
             raise ConfigurationError("llm_judge needs an adapter, a model or a desk")
-        if not 0.0 <= threshold <= 1.0:
-            raise ConfigurationError("llm_judge threshold must be in [0, 1]")
+        number = isinstance(threshold, int | float) and not isinstance(threshold, bool)
+        if not number or not 0.0 <= threshold <= 1.0:
+            raise ConfigurationError(f"llm_judge threshold must be in [0, 1], not {threshold!r}")
         self.criteria = criteria
         self.threshold = threshold
         self.name = name
