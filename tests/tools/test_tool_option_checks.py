@@ -42,3 +42,19 @@ def test_usable_options_are_kept() -> None:
     made = tool(timeout=math.inf, retries=2, retry_delay=0, pre=[hook], output_type=str)(lookup)
     assert (made.timeout, made.retries, made.retry_delay) == (math.inf, 2, 0)
     assert made.pre == (hook,) and made.output_type is str
+
+
+def test_a_description_that_is_not_text_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="description must be text, not 5"):
+        tool(description=5)(lookup)  # type: ignore[call-overload]
+
+
+def test_an_input_key_that_is_not_a_parameter_is_refused() -> None:
+    # the person's answer was put under "answer" on resume: refused as an unknown argument
+    def ask(question: str, reply: str) -> str:
+        return reply
+
+    with pytest.raises(ConfigurationError, match="input_key 'answer' is not one of its param"):
+        tool(requires_user_input=True, input_key="answer")(ask)
+    made = tool(requires_user_input=True, input_key="reply")(ask)
+    assert list(made.schema["properties"]) == ["question"]

@@ -87,6 +87,10 @@ class Tool:
             raise ConfigurationError(
                 f"tool {name!r} is a generator function: a tool returns its result"
             )
+        if not isinstance(description, str):
+            raise ConfigurationError(
+                f"tool {name!r}: description must be text, not {description!r}"
+            )
         _check_options(timeout, retries, retry_delay, output_type)
         if not blocking:
             _check_nonblocking(callable, timeout, isolation)
@@ -116,6 +120,11 @@ class Tool:
         I/O, no sleeps, no locks held by others) runs on the event loop's thread, without the
         hand-off to a pool thread; see :func:`tool`."""
         self.metadata = dict(metadata or {})
+        if input_key is not None and input_key not in input_model.model_fields:
+            raise ConfigurationError(
+                f"tool {name!r}: input_key {input_key!r} is not one of its parameters"
+                f" ({', '.join(input_model.model_fields) or 'none'}); the answer would be refused"
+            )
         self.schema = schema if schema is not None else self._derive_schema()
 
     @property
