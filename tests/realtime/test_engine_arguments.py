@@ -47,6 +47,26 @@ async def test_agent_timeout_none_and_numbers_still_work() -> None:
         assert (await engine.process_turn(make_context())).insights == []
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"adapter": "openai/gpt-4o-mini"},
+            "adapter must be an instance of BaseModelAdapter, got str",
+        ),
+        ({"event_bus": "bus"}, "event_bus must be an instance of EventBus, got str"),
+        ({"desk": "desk"}, "desk must be an instance of Desk, got str"),
+    ],
+)
+def test_adapter_event_bus_and_desk_must_be_what_they_say(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    """Before: desk='desk' gave the engine no event bus (every event silently lost), a
+    wrong event_bus failed every turn and a wrong adapter every LLM agent, later."""
+    with pytest.raises(ConfigurationError, match=message):
+        AgentEngine(**kwargs)
+
+
 def test_clock_that_cannot_be_called_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="clock must be a callable"):
         AgentEngine(adapter=ScriptedAdapter(), clock=5.0)  # type: ignore[arg-type]

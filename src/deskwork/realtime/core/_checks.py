@@ -28,6 +28,7 @@ __all__ = [
     "check_context",
     "check_ids",
     "check_phases",
+    "check_services",
     "check_text",
     "check_timeout",
     "check_turn",
@@ -180,3 +181,25 @@ def check_text(text: Any, where: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"AgentEngine.{where}: text must be a string, got {type(text).__name__}")
     return text
+
+
+def check_services(adapter: Any, event_bus: Any, desk: Any) -> None:
+    """Refuse an ``adapter``, ``event_bus`` or ``desk`` of the wrong kind (``None`` is fine).
+
+    A wrong ``desk`` silently gave the engine no event bus (every event lost); a wrong
+    ``adapter`` or ``event_bus`` failed every agent or every turn later.
+    """
+    from deskwork.adapters.base import BaseModelAdapter
+    from deskwork.event_bus import EventBus
+    from deskwork.runtime.desk import Desk
+
+    for name, value, kind in (
+        ("adapter", adapter, BaseModelAdapter),
+        ("event_bus", event_bus, EventBus),
+        ("desk", desk, Desk),
+    ):
+        if value is not None and not isinstance(value, kind):
+            got = type(value).__name__
+            raise ConfigurationError(
+                f"AgentEngine: {name} must be an instance of {kind.__name__}, got {got}"
+            )

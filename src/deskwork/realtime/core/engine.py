@@ -42,6 +42,7 @@ from deskwork.realtime.core._checks import (
     check_context,
     check_ids,
     check_phases,
+    check_services,
     check_text,
     check_timeout,
     check_turn,
@@ -131,10 +132,12 @@ class AgentEngine:
 
         Raises:
             ConfigurationError: ``max_phases`` is not an integer, ``agent_timeout`` is not
-                ``None`` or a number above 0, ``clock`` cannot be called, or ``callbacks``
-                is not a list of handlers that provide every ``AgentCallbackHandler`` hook.
+                ``None`` or a number above 0, ``clock`` cannot be called, ``callbacks`` is
+                not a list of handlers that provide every ``AgentCallbackHandler`` hook, or
+                ``adapter``, ``event_bus`` or ``desk`` is not one.
         """
         check_clock(clock)
+        check_services(adapter, event_bus, desk)
         self.agents: list[BaseAgent] = []
         self.callbacks: list[AgentCallbackHandler] = check_callbacks(callbacks)
         self.max_phases = clamp_phases(check_phases(max_phases))
