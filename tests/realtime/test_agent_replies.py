@@ -142,3 +142,18 @@ async def test_a_lone_surrogate_in_a_key_fails_its_agent_not_the_session(
     assert board is not None and board.get_var("good") == 1
     board.save_to(desk.session_store, "s1")
     assert Blackboard.load_from(desk.session_store, "s1") is not None
+
+
+class UnreadableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("__str__ broke")
+
+
+async def test_an_exception_whose_message_cannot_be_read_fails_its_agent_only() -> None:
+    """Before, describing the error raised again, out of the engine: the whole turn failed
+    and the other agents' updates of the phase were never merged."""
+    response, seen, context = await run_with(ScriptAgent("bad", error=UnreadableError()))
+    [error] = [i for i in response.insights if i.type == InsightType.ERROR]
+    assert "UnreadableError: <the UnreadableError's message could not be read>" in error.content
+    assert seen[-1].type == RealtimeEventType.TURN_COMPLETED
+    assert context.blackboard is not None and context.blackboard.get_var("good") == 1

@@ -22,14 +22,23 @@ from deskwork.realtime.core.models import AgentContext, AgentResponse
 from deskwork.runtime.config import EventEmitter
 from deskwork.utils import new_id, utc_now
 
-__all__ = ["Notifier", "describe_error"]
+__all__ = ["Notifier", "describe_error", "error_message"]
 
 logger = get_stdlib_logger("deskwork.realtime.engine")
 
 
+def error_message(error: BaseException) -> str:
+    """``str(error)``, or a placeholder when the exception's ``__str__`` itself raises (an
+    agent's odd exception must not fail the turn that reports it)."""
+    try:
+        return str(error)
+    except Exception:
+        return f"<the {type(error).__name__}'s message could not be read>"
+
+
 def describe_error(error: BaseException) -> str:
     """``"TypeName: message"`` with secrets redacted (a timeout says so plainly)."""
-    text = redact_text(str(error))
+    text = redact_text(error_message(error))
     if isinstance(error, TimeoutError):
         return f"TimeoutError: {text}" if text else "TimeoutError: timed out"
     return f"{type(error).__name__}: {text}"

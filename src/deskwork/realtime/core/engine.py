@@ -48,7 +48,7 @@ from deskwork.realtime.core._checks import (
     check_turn,
 )
 from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
-from deskwork.realtime.core._notify import Notifier, describe_error
+from deskwork.realtime.core._notify import Notifier, describe_error, error_message
 from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core._selection import QUIET_REASONS, match_keyword, trigger_skip_reason
 from deskwork.realtime.core._turn import PhaseRecord, Turn
@@ -556,7 +556,7 @@ class AgentEngine:
             response = normalize_response(response, agent.config.id)
         except Exception as exc:
             error = exc
-            if isinstance(exc, TimeoutError) and not str(exc):
+            if isinstance(exc, TimeoutError) and not error_message(exc):
                 error = TimeoutError(f"agent {agent.config.id!r} timed out after {timeout}s")
             await notifier.agent_failed(turn, phase, agent, error, time.perf_counter() - started)
             return _error_response(agent, error), True
