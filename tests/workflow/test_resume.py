@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from flowkit import Approvals, Scripts, asks_approval, make_desk, worker
 
-from deskwork import ConfigurationError, Desk, Job, Report
+from deskwork import ConfigurationError, Desk, Job, Report, Workforce
 from deskwork.testing import fail
 from deskwork.workflow import Condition, Flow, Loop, Parallel, Router, Step, WorkflowContext
 
@@ -288,6 +288,57 @@ async def test_resume_with_a_changed_flow_is_refused_and_the_run_stays_paused(
     original = desk2.flow([Step(worker("approver", tool.tool))], name="f")
     report = await original.aresume(paused.run_id, True)
     assert (report.status, tool.executed) == ("completed", ["x"])
+
+
+def _nested(desk: Desk, tool: Approvals, inner_steps: list[str], team: list[str]) -> Flow:
+    """outer: [Parallel(b, inner flow: [<inner_steps>, Workforce team]), c]; the
+    workforce's approver pauses inside a nested flow in the second branch."""
+    members = [worker(name, tool.tool) for name in team]
+    crew = Workforce(members, mode="swarm", name="crew")
+    inner = Flow(desk, [*(Step(worker(n)) for n in inner_steps), Step(crew)], name="inner")
+    return desk.flow([Parallel(Step(worker("b")), Step(inner)), Step(worker("c"))], name="outer")
+
+
+@pytest.mark.parametrize(
+    ("inner_steps", "team", "refusal"),
+    [
+        pytest.param(["a", "x"], ["approver"], "flow 'inner' changed", id="nested flow changed"),
+        pytest.param(
+            ["a"], ["other"], "worker 'approver' is not a member", id="a step's workforce changed"
+        ),
+    ],
+)
+async def test_a_change_inside_a_paused_step_is_refused_and_the_run_stays_paused(
+    inner_steps: list[str], team: list[str], refusal: str
+) -> None:
+    tool = Approvals()
+    desk = make_desk(Scripts(approver=asks_approval()))
+    paused = await _nested(desk, tool, ["a"], ["approver"]).arun("go")
+    assert paused.status == "paused"
+
+    changed = _nested(desk, tool, inner_steps, team)
+    with pytest.raises(ConfigurationError, match=refusal) as raised:  # was: failed for good
+        await changed.aresume(paused, True)
+    assert str(raised.value).startswith("flow 'outer', Step 'inner': ")
+    assert desk.run_store.get_run(paused.run_id).status == "paused"  # type: ignore[union-attr]
+
+    report = await _nested(desk, tool, ["a"], ["approver"]).aresume(paused, True)
+    assert (report.status, tool.executed) == ("completed", ["x"])
+
+
+async def test_an_incomplete_stored_cursor_fails_the_resumed_run() -> None:
+    tool = Approvals()
+    desk = make_desk(Scripts(approver=asks_approval()))
+    flow = desk.flow([Step(worker("a")), Step(worker("approver", tool.tool))], name="f")
+    paused = await flow.arun("go")
+    record = desk.run_store.get_run(paused.run_id)
+    assert record is not None and record.state is not None
+    payload = {**record.state.payload, "cursor": {"index": 1}}  # no workflow could continue it
+    state = record.state.model_copy(update={"payload": payload})
+    desk.run_store.update_run(paused.run_id, "paused", None, None, state)
+
+    report = await flow.aresume(paused, True)  # check_resume does not raise a KeyError
+    assert (report.status, report.errors) == ("failed", ["KeyError: 'child'"])
 
 
 async def test_a_finished_flow_cannot_be_resumed() -> None:

@@ -8,7 +8,7 @@ the paused steps in a cursor. Node types only add their own choice (see ``_nodes
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from deskwork.workflow._nodes import DONE, Cursor, Done, Failed, Node, Outcome, 
 if TYPE_CHECKING:
     from deskwork.workflow._flow import Flow
 
-__all__ = ["FlowRun", "paused_states"]
+__all__ = ["FlowRun"]
 
 
 @dataclass(slots=True)
@@ -129,15 +129,3 @@ class FlowRun:
             error = f"{describe_exception(exc)}"
             return Report(run_id=self.config.run_id, status="failed", errors=[error]), None, job
         return report, state, job
-
-
-def paused_states(cursor: Cursor) -> Iterator[RunState]:
-    """The paused steps' states under ``cursor``, in order; the first is resumed next."""
-    if "state" in cursor:
-        yield RunState.model_validate(cursor["state"])
-    elif "branches" in cursor:
-        for branch in cursor["branches"]:
-            if branch["child"] is not None:
-                yield from paused_states(branch["child"])
-    else:
-        yield from paused_states(cursor["child"])

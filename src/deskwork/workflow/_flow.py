@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from pydantic import ValidationError
+
 from deskwork._sync import run_sync
 from deskwork.core.event import Event
 from deskwork.core.job import Job
@@ -16,8 +18,18 @@ from deskwork.core.state import RunState
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.config import RunConfig
 from deskwork.workflow._context import StepOutput, WorkflowContext
-from deskwork.workflow._engine import FlowRun, paused_states
-from deskwork.workflow._nodes import Cursor, Done, Failed, Node, Outcome, Paused, node_list
+from deskwork.workflow._engine import FlowRun
+from deskwork.workflow._nodes import (
+    Cursor,
+    Done,
+    Failed,
+    Node,
+    Outcome,
+    Paused,
+    Step,
+    node_list,
+    paused_steps,
+)
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
@@ -156,14 +168,30 @@ class Flow:
 
         Raises:
             ConfigurationError: the flow's steps changed since the run paused (a step added,
-                removed, renamed or moved); the run stays paused, resumable with the flow it
-                paused in.
+                removed, renamed or moved), or the runner of a paused step refuses its state
+                (its own ``check_resume``: a nested flow or a workforce that changed); the
+                run stays paused, resumable with the flow it paused in.
         """
         if state.payload.get("signature") != self.signature:
             raise ConfigurationError(
                 f"flow {self.name!r} changed since run {state.run_id} paused (its steps differ):"
                 " resume it with the flow as it was when it paused; the run stays paused"
             )
+        for step, step_state in self._paused_steps(state.payload):
+            check = getattr(step.runner, "check_resume", None)
+            try:
+                if check is not None:
+                    check(step_state)  # a nested flow, a workforce, ... that changed refuses
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"flow {self.name!r}, {step.label}: {exc}") from exc
+
+    def _paused_steps(self, payload: dict[str, Any]) -> list[tuple[Step, RunState]]:
+        """The paused steps under the stored cursor (none when it is incomplete: the resumed
+        run fails then)."""
+        try:
+            return list(paused_steps(self.steps, payload["cursor"]))
+        except (LookupError, TypeError, ValidationError):
+            return []
 
     # -- the runner -------------------------------------------------------------------------
 
@@ -205,7 +233,7 @@ class Flow:
         return report, state
 
     def _pause(self, run: FlowRun, job: Job, cursor: Cursor) -> tuple[Report, RunState]:
-        paused = list(paused_states(cursor))
+        paused = [state for _, state in paused_steps(self.steps, cursor)]
         metrics = sum_metrics(run.totals, *(state.metrics for state in paused))
         active = paused[0]
         payload = {

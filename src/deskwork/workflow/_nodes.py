@@ -20,12 +20,13 @@ keeps every branch's outputs until the whole ``Parallel`` completes.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from deskwork._aio import gather_or_cancel
 from deskwork.core.job import Job
+from deskwork.core.state import RunState
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._durable_fanout import can_fan_out, check_distribute
 from deskwork.runtime.runner import Runner
@@ -53,6 +54,7 @@ __all__ = [
     "check_callable",
     "nest",
     "node_list",
+    "paused_steps",
 ]
 
 Cursor = dict[str, Any]
@@ -101,6 +103,12 @@ async def call_user(function: Callable[[WorkflowContext], Any], ctx: WorkflowCon
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+def paused_steps(nodes: Sequence[Node], cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+    """The paused steps under a sequence's ``cursor``, with their stored states, in order
+    (the first is resumed next)."""
+    yield from nodes[cursor["index"]].paused(cursor["child"])
 
 
 def node_list(nodes: Node | Sequence[Node] | None, owner: str) -> tuple[Node, ...]:
@@ -155,6 +163,10 @@ class Node:
         """A JSON description of the node's structure (to detect a changed flow on resume)."""
         raise NotImplementedError
 
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+        """The paused steps under this node's ``cursor``, with their stored states, in order."""
+        return iter(())
+
 
 class Step(Node):
     """Runs a worker, workforce (or any runner) once, inside the flow's run.
@@ -205,6 +217,10 @@ class Step(Node):
         """Type, name and runner identity."""
         runner = self.runner
         return ["Step", self.name, getattr(runner, "runner_type", ""), getattr(runner, "name", "")]
+
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+        """This step and its runner's paused state."""
+        yield self, RunState.model_validate(cursor["state"])
 
 
 class Parallel(Node):
@@ -269,6 +285,12 @@ class Parallel(Node):
         """Type, name and branches."""
         return ["Parallel", self.name, [step.shape() for step in self.steps]]
 
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+        """The paused steps of every unfinished branch, first branch first."""
+        for step, branch in zip(self.steps, cursor["branches"], strict=True):
+            if branch["child"] is not None:
+                yield from step.paused(branch["child"])
+
 
 def _branch_cursor(outcome: Outcome, fork: FlowRun) -> Cursor:
     child = outcome.cursor if isinstance(outcome, Paused) else None
@@ -308,6 +330,10 @@ class _Branching(Node):
         """Type, name and branches."""
         branches = {key: [step.shape() for step in steps] for key, steps in self.branches.items()}
         return [type(self).__name__, self.name, branches]
+
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+        """The paused steps of the chosen branch."""
+        return paused_steps(self.branches[cursor["key"]], cursor["child"])
 
 
 class Condition(_Branching):
@@ -426,6 +452,10 @@ class Loop(Node):
         """Type, name, limit and steps."""
         steps = [step.shape() for step in self.steps]
         return [type(self).__name__, self.name, self.max_iterations, steps]
+
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+        """The paused steps of the current iteration."""
+        return paused_steps(self.steps, cursor["child"])
 
 
 class AsyncLoop(Loop):
