@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deskwork.adapters._retry import RetryListener, RetryPolicy, is_transient, with_retries
-from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk, assemble_stream
+from deskwork.adapters.base import (
+    BaseModelAdapter,
+    ModelResponse,
+    StreamChunk,
+    assemble_stream,
+    unique_call_ids,
+)
 from deskwork.exceptions import DeskworkError
 
 __all__ = [
@@ -116,12 +122,19 @@ async def _start(
     if inspect.isawaitable(result):
         result = await result
     if isinstance(result, ModelResponse):
-        return result
+        return _with_unique_call_ids(result)
     if hasattr(result, "__aiter__"):
         return await _first_chunk_read(_checked(adapter, result))
     if isinstance(result, Iterable) and not isinstance(result, str | bytes | Mapping):
         return await _first_chunk_read(_checked(adapter, _from_sync(result)))
     raise AdapterContractError(_wrong_type(adapter, "acomplete", result, _EXPECTED))
+
+
+def _with_unique_call_ids(response: ModelResponse) -> ModelResponse:
+    calls = response.tool_calls
+    if len(calls) < 2 or len({call.id for call in calls}) == len(calls):
+        return response
+    return response.model_copy(update={"tool_calls": unique_call_ids(calls)})
 
 
 async def _from_sync(chunks: Iterable[Any]) -> AsyncIterator[Any]:

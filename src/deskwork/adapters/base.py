@@ -38,6 +38,7 @@ __all__ = [
     "assemble_stream",
     "parse_tool_call",
     "schema_adapter",
+    "unique_call_ids",
 ]
 
 MIN_STRUCTURED_RETRIES = 3
@@ -135,6 +136,24 @@ def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
+def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls``, a call whose id repeats an earlier one's renamed ``<id>_2`` (``_3``, ...).
+
+    Results, approvals and resumes find a call by its id: two calls of one reply sharing
+    one (a provider's bug) ran the first one's approval for the second, whose result then
+    answered both. The model gets each call back under the id the desk gave it.
+    """
+    seen: set[str] = set()
+    out: list[ToolCall] = []
+    for call in calls:
+        new_id, n = call.id, 2
+        while new_id in seen:
+            new_id, n = f"{call.id}_{n}", n + 1
+        seen.add(new_id)
+        out.append(call if new_id == call.id else call.model_copy(update={"id": new_id}))
+    return out
+
+
 def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> ModelResponse:
     """Merge stream chunks into one ModelResponse."""
     content: list[str] = []
@@ -159,10 +178,12 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
         usage = chunk.usage or usage
         finish = chunk.finish_reason or finish
         cost = chunk.cost if chunk.cost is not None else cost
-    tool_calls = [
-        parse_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
-        for index, slot in sorted(calls.items())
-    ]
+    tool_calls = unique_call_ids(
+        [
+            parse_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
+            for index, slot in sorted(calls.items())
+        ]
+    )
     return ModelResponse(
         content="".join(content) or None,
         reasoning_content="".join(reasoning) or None,
