@@ -326,19 +326,32 @@ async def test_a_change_inside_a_paused_step_is_refused_and_the_run_stays_paused
     assert (report.status, tool.executed) == ("completed", ["x"])
 
 
-async def test_an_incomplete_stored_cursor_fails_the_resumed_run() -> None:
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        pytest.param({"index": 1}, id="incomplete"),
+        pytest.param({"index": 5, "child": None}, id="past the last step (ended 'completed')"),
+        pytest.param(None, id="none (ran the flow again from its first step)"),
+        pytest.param({"index": 0, "child": {"state": {}}}, id="a step that did not pause"),
+    ],
+)
+async def test_a_damaged_stored_cursor_fails_the_resumed_run(cursor: object) -> None:
     tool = Approvals()
-    desk = make_desk(Scripts(approver=asks_approval()))
+    desk = make_desk(Scripts(a=["a#1"], approver=asks_approval()))
     flow = desk.flow([Step(worker("a")), Step(worker("approver", tool.tool))], name="f")
     paused = await flow.arun("go")
     record = desk.run_store.get_run(paused.run_id)
     assert record is not None and record.state is not None
-    payload = {**record.state.payload, "cursor": {"index": 1}}  # no workflow could continue it
+    payload = {**record.state.payload, "cursor": cursor}  # no workflow could continue it
     state = record.state.model_copy(update={"payload": payload})
     desk.run_store.update_run(paused.run_id, "paused", None, None, state)
 
     report = await flow.aresume(paused, True)  # check_resume does not raise a KeyError
-    assert (report.status, report.errors) == ("failed", ["KeyError: 'child'"])
+    assert report.status == "failed" and tool.executed == []
+    assert report.errors == [
+        f"flow 'f': the stored position of run {paused.run_id} names no paused step (the"
+        " stored state is damaged); it cannot be resumed"
+    ]
 
 
 async def test_a_finished_flow_cannot_be_resumed() -> None:

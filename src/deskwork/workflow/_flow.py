@@ -186,7 +186,7 @@ class Flow:
                 raise ConfigurationError(f"flow {self.name!r}, {step.label}: {exc}") from exc
 
     def _paused_steps(self, payload: dict[str, Any]) -> list[tuple[Step, RunState]]:
-        """The paused steps under the stored cursor (none when it is incomplete: the resumed
+        """The paused steps under the stored cursor (none when it is damaged: the resumed
         run fails then)."""
         try:
             return list(paused_steps(self.steps, payload["cursor"]))
@@ -207,6 +207,13 @@ class Flow:
         if payload.get("signature") != self.signature:
             run = FlowRun(self, config, WorkflowContext(job, config.desk))
             error = f"flow {self.name!r} changed since the run paused; it cannot be resumed"
+            return self._finish(run, job, Failed([error]))
+        if not self._paused_steps(payload):  # {"index": 9} would end it "completed", None rerun it
+            run = FlowRun(self, config, WorkflowContext(job, config.desk))
+            error = (
+                f"flow {self.name!r}: the stored position of run {state.run_id} names no paused"
+                " step (the stored state is damaged); it cannot be resumed"
+            )
             return self._finish(run, job, Failed([error]))
         results = [StepOutput.from_json(item) for item in payload["results"]]
         ctx = WorkflowContext(job, config.desk, results, dict(payload["loops"]))
