@@ -373,3 +373,12 @@ def test_a_stream_cut_midway_fails_instead_of_completing_truncated(
     assert "finish" in report.errors[0] and "ProviderReplyError" in report.errors[0]
     tokens = [e.payload["token"] for e in report.events if e.type == EventType.STREAM_TOKEN]
     assert "".join(tokens).startswith("the whole")  # what came is recorded
+
+
+def test_a_refusal_is_the_answer_not_lost(srv: OpenAICompatServer) -> None:
+    """OpenAI sends a refusal as ``message.refusal`` with no content: the run ended with no
+    answer and no trace of why. (LiteLLM drops streamed refusal deltas before deskwork.)"""
+    srv.enqueue(ServerReply.refused("I can't help with that request."))
+    report = make_desk(srv).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "completed", report.errors
+    assert report.content == "I can't help with that request."

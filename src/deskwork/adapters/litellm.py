@@ -364,6 +364,16 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
+def _text(message: Any) -> str | None:
+    """A message's (or delta's) content; a refusal when it has none: OpenAI declines with
+    ``refusal`` set and content null, and that text is the answer the user should see."""
+    content = _get(message, "content")
+    if content is None:  # LiteLLM keeps a reply's refusal among its provider fields
+        extra = _get(message, "provider_specific_fields") or {}
+        content = _get(message, "refusal") or _get(extra, "refusal")
+    return content if isinstance(content, str) else None
+
+
 def _usage(response: Any) -> dict[str, int]:
     usage = _get(response, "usage")
     if not usage:
@@ -393,7 +403,7 @@ def _to_response(response: Any, model: str) -> ModelResponse:
             )
         )
     return ModelResponse(
-        content=_get(message, "content"),
+        content=_text(message),
         reasoning_content=_get(message, "reasoning_content"),
         thinking_blocks=_get(message, "thinking_blocks") or None,
         tool_calls=calls,
@@ -429,7 +439,7 @@ async def _chunks(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
         ]
         usage = _usage(chunk) or None
         yield StreamChunk(
-            content=_get(delta, "content"),
+            content=_text(delta),
             reasoning=_get(delta, "reasoning_content"),
             tool_calls=deltas,
             usage=usage,

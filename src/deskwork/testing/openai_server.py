@@ -69,6 +69,8 @@ class ServerReply:
         headers: Extra response headers (e.g. ``retry-after`` on a 429).
         images: Image URLs (or ``data:`` URLs) sent as the message's ``images``, the way
             OpenRouter returns images made by chat completions.
+        refusal: A refusal, sent as the message's ``refusal`` (content null), the way
+            OpenAI declines a request (streamed as ``refusal`` deltas).
         raw: A body sent verbatim with HTTP 200, whether or not the request streams (JSON
             encoded unless it is bytes): a provider's malformed reply (see `malformed`).
         stream_cut: Streamed answers only: the server sends this many events, then closes the
@@ -85,6 +87,7 @@ class ServerReply:
     error_body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     images: tuple[str, ...] = ()
+    refusal: str | None = None
     raw: Any = None
     stream_cut: int | None = None
 
@@ -175,6 +178,11 @@ class ServerReply:
             code="context_length_exceeded",
             param="messages",
         )
+
+    @classmethod
+    def refused(cls, refusal: str) -> ServerReply:
+        """The model declines: ``refusal`` set, no content (finish_reason "stop")."""
+        return cls(refusal=refusal)
 
     @classmethod
     def malformed(cls, body: Any) -> ServerReply:
@@ -606,7 +614,11 @@ def _finish_reason(reply: ServerReply) -> str:
 def _completion_body(
     reply: ServerReply, model: str, call_ids: list[str], prompt_tokens: int
 ) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": reply.content,
+        "refusal": reply.refusal,
+    }
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
     if reply.images:
@@ -661,6 +673,8 @@ def _delta_sequence(reply: ServerReply, call_ids: list[str]) -> Iterator[dict[st
         yield {"reasoning_content": piece}
     for piece in _split_words(reply.content or ""):
         yield {"content": piece}
+    for piece in _split_words(reply.refusal or ""):
+        yield {"refusal": piece}
     for index, (call_id, (name, args)) in enumerate(zip(call_ids, reply.calls, strict=True)):
         function = {"name": name, "arguments": ""}
         yield {
