@@ -119,3 +119,38 @@ def test_a_board_is_saved_and_loaded_under_a_real_session_id(
     with pytest.raises(error, match="session_id must"):
         Blackboard.load_from(desk.session_store, session_id)
     assert desk.session_store.get_session("realtime:None") is None
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda b: b.set_var("note \ud83d", 1),
+        lambda b: b.set_var("note", {"by \ud83d": 1}),
+        lambda b: b.push_queue("q\udc00", 1),
+        lambda b: b.update_memory("coach", {"k\ud800": 1}),
+        lambda b: Blackboard(variables={"v\ud800": 1}),
+    ],
+)
+def test_a_lone_surrogate_in_a_name_or_key_is_refused(write: Write) -> None:
+    """Before, the board took it and then could not be saved: to_state() (so save_to and a
+    desk run's state) raised UnicodeEncodeError, for good, on every later save."""
+    board = Blackboard(variables={"phase": "closing"})
+    with pytest.raises(TypeError, match="lone surrogate"):
+        write(board)
+    assert board.to_state()["entries"]
+    board.set_var("emoji", "half \ud83d")  # in a value it is kept (saved escaped)
+    assert Blackboard.from_state(board.to_state()).get_var("emoji") == "half \ud83d"
+
+
+async def test_a_lone_surrogate_in_shared_state_is_refused_before_the_turn() -> None:
+    from rt_support import ScriptAgent, make_context
+
+    from deskwork.realtime import AgentEngine
+
+    engine = AgentEngine(adapter=ScriptedAdapter())
+    agent = ScriptAgent("a")
+    engine.register_agent(agent)
+    context = make_context(shared_state={"k\ud800": 1})
+    with pytest.raises(TypeError, match="lone surrogate"):
+        await engine.process_turn(context)
+    assert agent.calls == []

@@ -14,10 +14,9 @@ from typing import Any
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration._blackboard import to_json_value
-from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, put_fact
+from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, check_keys, put_fact
 from deskwork.realtime.core.events import ENGINE_SOURCE
 from deskwork.realtime.core.models import AgentResponse, Event, Fact
-from deskwork.utils import escape_surrogates
 
 __all__ = ["Contribution", "PhaseChanges", "apply_phase", "normalize_response"]
 
@@ -83,7 +82,7 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
         "facts": [Fact.model_validate(f).model_dump(mode="json") for f in response.facts],
     }
     data = to_json_value(raw, label=f"updates of agent {agent_id!r}")
-    _check_keys(data, agent_id)
+    check_keys(data, f"updates of agent {agent_id!r}")
     return response.model_copy(
         update={
             "variable_updates": data["variables"],
@@ -94,24 +93,6 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
             "facts": [_stamp(Fact.model_validate(f), agent_id) for f in data["facts"]],
         }
     )
-
-
-def _check_keys(value: Any, agent_id: str) -> None:
-    """Refuse a dict key with a lone surrogate (``"\\ud83d"``: half an emoji, which a
-    model's JSON can hold): the board would take it, but no save of the board (its
-    ``to_state``, so a desk run's state or ``save_to``) could write it as a key, and every
-    later save of the session would fail. Values may hold one (they are saved escaped)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if escape_surrogates(key) != key:
-                raise TypeError(
-                    f"updates of agent {agent_id!r}: the name {escape_surrogates(key)!r} holds "
-                    "a lone surrogate, which a saved board cannot keep as a key"
-                )
-            _check_keys(item, agent_id)
-    elif isinstance(value, list):
-        for item in value:
-            _check_keys(item, agent_id)
 
 
 def _stamp(item: Event | Fact, agent_id: str) -> Any:

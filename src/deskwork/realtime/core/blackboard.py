@@ -36,6 +36,7 @@ from deskwork.collaboration._blackboard import check_name, copy_json
 from deskwork.exceptions import DeskworkError
 from deskwork.realtime.core._persist import load_board_state, save_board
 from deskwork.realtime.core._records import Event, Fact
+from deskwork.utils import escape_surrogates
 
 if TYPE_CHECKING:
     from deskwork.store.session import SessionStore
@@ -46,6 +47,7 @@ __all__ = [
     "RESERVED_PREFIX",
     "Blackboard",
     "ReadOnlyBlackboardError",
+    "check_keys",
     "put_fact",
 ]
 
@@ -466,16 +468,31 @@ class Blackboard(_SharedBlackboard):
     # ------------------------------------------------------ write protection
 
     def write(self, key: str, value: Any, author: str) -> BlackboardEntry:
-        """Store ``value`` under ``key`` (see ``deskwork.collaboration.Blackboard.write``)."""
+        """Store ``value`` under ``key`` (see ``deskwork.collaboration.Blackboard.write``).
+
+        Raises:
+            TypeError: a key in ``value`` holds a lone surrogate (see :func:`check_keys`).
+        """
         self._check_writable()
+        check_keys(value, f"board key {key!r}")
         return super().write(key, value, author)
 
     def update(
         self, key: str, fn: Callable[[Any], Any], author: str, default: Any = None
     ) -> BlackboardEntry:
-        """Atomically replace ``key`` with ``fn(current)`` (see the shared board's ``update``)."""
+        """Atomically replace ``key`` with ``fn(current)`` (see the shared board's ``update``).
+
+        Raises:
+            TypeError: a key in the new value holds a lone surrogate (see :func:`check_keys`).
+        """
         self._check_writable()
-        return super().update(key, fn, author, default)
+
+        def checked(current: Any) -> Any:
+            value = fn(current)
+            check_keys(value, f"board key {key!r}")
+            return value
+
+        return super().update(key, checked, author, default)
 
     def delete(self, key: str) -> bool:
         """Remove ``key``; raises on a frozen board."""
@@ -568,6 +585,29 @@ def _items(items: Any, label: str, hint: str = "") -> list[Any]:
     if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
         raise TypeError(f"{label} must be a list of items, got {type(items).__name__}{hint}")
     return list(items)
+
+
+def check_keys(value: Any, label: str) -> None:
+    """Refuse a dict key with a lone surrogate anywhere in ``value``.
+
+    A lone surrogate (``"\\ud83d"``: half an emoji, which a model's JSON can hold) is kept
+    in a value (saved escaped), but no save of the board (``to_state``, so ``save_to`` and a
+    desk run's state) can write one as a key: it would fail then, and at every later save.
+
+    Raises:
+        TypeError: naming ``label`` and the key (escaped).
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and escape_surrogates(key) != key:
+                raise TypeError(
+                    f"{label}: the name {escape_surrogates(key)!r} holds a lone surrogate, "
+                    "which a saved board cannot keep as a key"
+                )
+            check_keys(item, label)
+    elif isinstance(value, list):
+        for item in value:
+            check_keys(item, label)
 
 
 def _conform(key: str, value: Any) -> Any:
