@@ -14,6 +14,7 @@ from deskwork.utils import to_jsonable
 __all__ = [
     "REDACTED",
     "describe_exception",
+    "exception_text",
     "may_hold_secrets",
     "redact",
     "redact_model",
@@ -96,8 +97,18 @@ def describe_exception(exc: BaseException) -> str:
     """``"TypeName: message"`` with secrets redacted (the type's name alone for an empty
     message): how an exception becomes the text of an error that a model, a report, an
     event or a log sees."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {redact_text(text)}" if text else type(exc).__name__
+    text = exception_text(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)`` with secrets redacted; a placeholder when the exception's ``__str__``
+    itself raises (its failure is reported, not replaced by the failure of reading it)."""
+    try:
+        text = str(exc)
+    except Exception:
+        return f"<the {type(exc).__name__}'s message could not be read>"
+    return redact_text(text)
 
 
 def may_hold_secrets(text: str) -> bool:

@@ -19,7 +19,7 @@ from deskwork.adapters.base import (
     schema_adapter,
 )
 from deskwork.core.event import EventType
-from deskwork.core.redact import describe_exception, redact, redact_text
+from deskwork.core.redact import describe_exception, exception_text, redact
 from deskwork.core.stream_redact import TokenHoldback
 from deskwork.runtime._budget import BudgetExceededError, estimate_call_cost
 from deskwork.runtime._run import WorkerRun, new_message
@@ -63,7 +63,7 @@ def _calls(run: WorkerRun, *, stream: bool) -> seam.CallPolicy | None:
                 "retry": retry,
                 "wait_seconds": round(wait, 3),
                 "error_type": type(error).__name__,
-                "error_message": redact_text(str(error))[:2000],
+                "error_message": exception_text(error)[:2000],
             },
         )
 
@@ -73,7 +73,7 @@ def _calls(run: WorkerRun, *, stream: bool) -> seam.CallPolicy | None:
             {
                 "model": run.model,
                 "error_type": type(error).__name__,
-                "error_message": redact_text(str(error))[:2000],
+                "error_message": exception_text(error)[:2000],
             },
         )
 
@@ -111,7 +111,7 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
                 "model": run.model,
                 "latency_ms": round(latency, 3),
                 "error_type": type(exc).__name__,
-                "error_message": redact_text(str(exc))[:2000],
+                "error_message": exception_text(exc)[:2000],
             },
         )
         raise
@@ -204,7 +204,7 @@ async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Fail
             return response
         except Exception as exc:
             if isinstance(exc, StructuredOutputError | BudgetExceededError):
-                return Failure(redact_text(str(exc)))  # a provider's text, quoted
+                return Failure(exception_text(exc))  # a provider's text, quoted
             if not is_context_limit_error(exc):
                 return Failure(f"model call failed: {describe_exception(exc)}")
             can_retry = (
@@ -217,9 +217,7 @@ async def _with_compaction(run: WorkerRun, attempt: Any) -> ModelResponse | Fail
                     return compacted
                 if compacted:
                     continue
-            return Failure(
-                f"context limit exceeded for model {run.model!r}: {redact_text(str(exc))}"
-            )
+            return Failure(f"context limit exceeded for model {run.model!r}: {exception_text(exc)}")
 
 
 async def request_reply(run: WorkerRun, *, stream: bool) -> ModelResponse | Failure:

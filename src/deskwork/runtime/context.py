@@ -14,6 +14,7 @@ from typing import Any
 from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import BaseModelAdapter
 from deskwork.core.message import Message
+from deskwork.core.redact import exception_text
 from deskwork.exceptions import ContextLimitError
 
 __all__ = [
@@ -50,7 +51,7 @@ def is_context_limit_error(error: BaseException) -> bool:
         return True
     if type(error).__name__ in {"ContextWindowExceededError", "ContextLengthExceededError"}:
         return True
-    text = str(error).lower()
+    text = exception_text(error).lower()
     return any(pattern in text for pattern in _PATTERNS)
 
 

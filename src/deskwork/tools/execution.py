@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from deskwork._sync import call_off_loop, run_sync, sync_call_alone
 from deskwork.core._model import trusted
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception, exception_text, redact_text
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
@@ -105,7 +105,7 @@ async def _run_pre_hooks(tool: Tool, call: ToolCall) -> ToolResult | None:
         try:
             await _maybe_await(hook(call))
         except Exception as exc:
-            return _error(f"pre-hook {_name(hook)} failed: {exc}", exc)
+            return _error(f"pre-hook {_name(hook)} failed: {exception_text(exc)}", exc)
     return None
 
 
@@ -116,7 +116,7 @@ async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> Too
         except Exception as exc:
             return result.model_copy(
                 update={
-                    "error": redact_text(f"post-hook {_name(hook)} failed: {exc}"),
+                    "error": f"post-hook {_name(hook)} failed: {exception_text(exc)}",
                     "exception_type": type(exc).__name__,
                     "original_exception": exc,
                 }
@@ -195,7 +195,7 @@ async def _call_once(
             return _error("tool execution cancelled", exc, cancelled=True)
         raise
     except Exception as exc:
-        return _error(f"{type(exc).__name__}: {exc}", exc)
+        return _error(describe_exception(exc), exc)
     finally:
         if threaded is not None and threaded.cancelled():
             (pool or default_pool()).abandon(threaded)  # it runs on; nobody waits for it
