@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flowkit import Approvals, Scripts, asks_approval, make_desk, worker
 
 from deskwork import ConfigurationError, Desk, Job, Report, Workforce
 from deskwork.testing import fail
-from deskwork.workflow import Condition, Flow, Loop, Parallel, Router, Step, WorkflowContext
+from deskwork.workflow import (
+    Condition,
+    Flow,
+    Loop,
+    Node,
+    Parallel,
+    Router,
+    Step,
+    WorkflowContext,
+)
 
 
 def paused_steps(report: Report) -> list[str]:
@@ -372,3 +382,31 @@ def test_sync_run_and_resume() -> None:
     report = flow.resume(report, True)
     assert report.status == "completed"
     assert tool.executed == ["x"]
+
+
+class _Audited(Node):
+    """A node of the user's own: runs its inner node, passing the cursor through."""
+
+    def __init__(self, inner: Node) -> None:
+        super().__init__("audited")
+        self.inner = inner
+
+    async def execute(self, run: Any, cursor: Any) -> Any:
+        return await run.node(self.inner, cursor)
+
+    def shape(self) -> Any:
+        return ["Audited", self.inner.shape()]
+
+
+async def test_a_node_of_the_users_own_pauses_and_resumes(tmp_path: Path) -> None:
+    tool = Approvals()
+    desk1 = make_desk(Scripts(approver=asks_approval("post")), storage_dir=tmp_path)
+    steps = [Step(worker("a")), _Audited(Step(worker("approver", tool.tool)))]
+    paused = await desk1.flow(steps, name="f").arun("go")  # was: IndexError at the pause
+    assert paused.status == "paused", paused.errors
+
+    desk2 = make_desk(Scripts(approver=["done"]), storage_dir=tmp_path)
+    again = [Step(worker("a")), _Audited(Step(worker("approver", tool.tool)))]
+    report = await desk2.flow(again, name="f").aresume(paused.run_id, True)
+    assert report.status == "completed", report.errors
+    assert tool.executed == ["post"]

@@ -178,6 +178,8 @@ class Flow:
                 " resume it with the flow as it was when it paused; the run stays paused"
             )
         for step, step_state in self._paused_steps(state.payload):
+            if step is None:  # under a node of the user's own: its runner is not known
+                continue
             check = getattr(step.runner, "check_resume", None)
             try:
                 if check is not None:
@@ -185,7 +187,7 @@ class Flow:
             except ConfigurationError as exc:
                 raise ConfigurationError(f"flow {self.name!r}, {step.label}: {exc}") from exc
 
-    def _paused_steps(self, payload: dict[str, Any]) -> list[tuple[Step, RunState]]:
+    def _paused_steps(self, payload: dict[str, Any]) -> list[tuple[Step | None, RunState]]:
         """The paused steps under the stored cursor (none when it is damaged: the resumed
         run fails then)."""
         try:

@@ -105,10 +105,22 @@ async def call_user(function: Callable[[WorkflowContext], Any], ctx: WorkflowCon
     return value
 
 
-def paused_steps(nodes: Sequence[Node], cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+def paused_steps(nodes: Sequence[Node], cursor: Cursor) -> Iterator[tuple[Step | None, RunState]]:
     """The paused steps under a sequence's ``cursor``, with their stored states, in order
     (the first is resumed next)."""
     yield from nodes[cursor["index"]].paused(cursor["child"])
+
+
+def cursor_states(cursor: Cursor) -> Iterator[RunState]:
+    """The paused steps' states under any node's ``cursor``, in order, from its shape alone."""
+    if "state" in cursor:
+        yield RunState.model_validate(cursor["state"])
+    elif "branches" in cursor:
+        for branch in cursor["branches"]:
+            if branch["child"] is not None:
+                yield from cursor_states(branch["child"])
+    else:
+        yield from cursor_states(cursor["child"])
 
 
 def node_list(nodes: Node | Sequence[Node] | None, owner: str) -> tuple[Node, ...]:
@@ -163,9 +175,15 @@ class Node:
         """A JSON description of the node's structure (to detect a changed flow on resume)."""
         raise NotImplementedError
 
-    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
-        """The paused steps under this node's ``cursor``, with their stored states, in order."""
-        return iter(())
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step | None, RunState]]:
+        """The paused steps under this node's ``cursor``, with their stored states, in order.
+
+        A node of its own (a subclass) that nests its children's cursors as the built-in
+        ones do (``"child"``, ``"branches"``, a step's ``"state"``) pauses and resumes without
+        overriding this; its paused steps are then not known (``None``): only their states.
+        """
+        for state in cursor_states(cursor):
+            yield None, state
 
 
 class Step(Node):
@@ -218,7 +236,7 @@ class Step(Node):
         runner = self.runner
         return ["Step", self.name, getattr(runner, "runner_type", ""), getattr(runner, "name", "")]
 
-    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step | None, RunState]]:
         """This step and its runner's paused state."""
         yield self, RunState.model_validate(cursor["state"])
 
@@ -285,7 +303,7 @@ class Parallel(Node):
         """Type, name and branches."""
         return ["Parallel", self.name, [step.shape() for step in self.steps]]
 
-    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step | None, RunState]]:
         """The paused steps of every unfinished branch, first branch first."""
         for step, branch in zip(self.steps, cursor["branches"], strict=True):
             if branch["child"] is not None:
@@ -331,7 +349,7 @@ class _Branching(Node):
         branches = {key: [step.shape() for step in steps] for key, steps in self.branches.items()}
         return [type(self).__name__, self.name, branches]
 
-    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step | None, RunState]]:
         """The paused steps of the chosen branch."""
         return paused_steps(self.branches[cursor["key"]], cursor["child"])
 
@@ -453,7 +471,7 @@ class Loop(Node):
         steps = [step.shape() for step in self.steps]
         return [type(self).__name__, self.name, self.max_iterations, steps]
 
-    def paused(self, cursor: Cursor) -> Iterator[tuple[Step, RunState]]:
+    def paused(self, cursor: Cursor) -> Iterator[tuple[Step | None, RunState]]:
         """The paused steps of the current iteration."""
         return paused_steps(self.steps, cursor["child"])
 
