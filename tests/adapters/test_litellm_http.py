@@ -382,3 +382,25 @@ def test_a_refusal_is_the_answer_not_lost(srv: OpenAICompatServer) -> None:
     report = make_desk(srv).run(Worker(name="w"), Job(input="x"))
     assert report.status == "completed", report.errors
     assert report.content == "I can't help with that request."
+
+
+def test_structured_output_honours_num_retries_on_transient_errors(
+    srv: OpenAICompatServer,
+) -> None:
+    """A 5xx of a structured call was retried once by the fallback pipeline and then failed
+    as a StructuredOutputError: num_retries=0 made two requests, num_retries=2 no retry."""
+    busy = ServerReply.error(503, "overloaded", headers={"retry-after-ms": "1"})
+    srv.enqueue(busy, ServerReply.json({"total": 4}))
+    failed = make_desk(srv).run(Worker(name="w"), Job(input="x", response_schema=Total))
+    assert failed.status == "failed"
+    assert "ServiceUnavailableError" in failed.errors[0]
+    assert len(srv.requests) == 1
+    srv.clear()
+    srv.enqueue(busy, busy, ServerReply.json({"total": 4}))
+    report = make_desk(srv, num_retries=2).run(
+        Worker(name="w"), Job(input="x", response_schema=Total)
+    )
+    assert report.status == "completed", report.errors
+    assert report.data == Total(total=4)
+    assert len(srv.requests) == 3
+    assert all("response_format" in r.body for r in srv.requests)  # each try is the native one

@@ -351,11 +351,17 @@ class LiteLLMAdapter(BaseModelAdapter):
 
 
 def _is_fatal(exc: Exception) -> bool:
-    """Errors the structured pipeline must not swallow (the worker handles them)."""
+    """Errors the structured pipeline must not swallow: the worker handles them, and the
+    desk retries a transient one ``num_retries`` times (a fallback call would be one more)."""
+    from deskwork.adapters._retry import is_transient
     from deskwork.runtime.context import is_context_limit_error
 
     name = type(exc).__name__
-    return is_context_limit_error(exc) or name in {"AuthenticationError", "RateLimitError"}
+    return (
+        is_context_limit_error(exc)
+        or is_transient(exc)
+        or name in {"AuthenticationError", "RateLimitError"}
+    )
 
 
 def _get(obj: Any, key: str) -> Any:
