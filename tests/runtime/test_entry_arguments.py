@@ -14,7 +14,7 @@ def _desk() -> tuple[Desk, ScriptedAdapter]:
     return Desk(model="scripted/m", adapter=adapter, run_store=InMemoryRunStore()), adapter
 
 
-@pytest.mark.parametrize(("job", "given"), [(None, "NoneType"), ("  ", "a blank string")])
+@pytest.mark.parametrize(("job", "given"), [(None, "None"), ("  ", "a blank string")])
 def test_a_job_of_none_or_blank_text_is_refused_before_a_run_is_stored(
     job: object, given: str
 ) -> None:

@@ -98,8 +98,8 @@ async def test_a_job_builder_returning_no_input_fails_its_step_saying_so(
     report = await flow.arun("go")
     assert report.status == "failed"
     assert report.errors == [  # was: pydantic's ValidationError text for Job
-        f"step 'build': ConfigurationError: job_builder returned {given}; it must return a Job"
-        " or the job's input (a non-empty string or any other value)"
+        "step 'build': ConfigurationError: the job_builder's result must be a Job or its input"
+        f" (a non-empty string or any other value), not {given}"
     ]
     assert scripts.calls["a"] == 0
     assert desk.run_store.get_run(report.run_id).status == "failed"  # type: ignore[union-attr]

@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
-from deskwork.exceptions import StoreError
+from deskwork.exceptions import ConfigurationError, StoreError
 from deskwork.utils import JSON_ATOMS, new_id, to_jsonable
 
-__all__ = ["Brief", "Job", "ResponseSchema", "load_schema", "schema_path"]
+__all__ = ["Brief", "Job", "ResponseSchema", "as_job", "load_schema", "schema_path"]
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -195,3 +195,21 @@ def load_schema(path: str | None) -> type[BaseModel] | None:
     if isinstance(obj, type) and issubclass(obj, BaseModel):
         return obj
     return None
+
+
+def as_job(value: Any, what: str = "job") -> Job:
+    """``value`` as a job: a :class:`Job` itself, any other value as its input.
+
+    Raises:
+        ConfigurationError: ``value`` is ``None`` or a blank string (no job to do); the
+            message names it as ``what``.
+    """
+    if isinstance(value, Job):
+        return value
+    if value is None or (isinstance(value, str) and not value.strip()):
+        given = "None" if value is None else "a blank string"
+        raise ConfigurationError(
+            f"{what} must be a Job or its input (a non-empty string or any other value),"
+            f" not {given}"
+        )
+    return Job(input=value)

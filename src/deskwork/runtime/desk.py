@@ -19,7 +19,7 @@ from deskwork._extras import require
 from deskwork._sync import run_sync
 from deskwork.adapters._retry import RetryPolicy
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType, new_event
-from deskwork.core.job import Job
+from deskwork.core.job import Job, as_job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.redact import describe_exception, redact, redact_model_json, redact_text
 from deskwork.core.report import Report
@@ -317,7 +317,7 @@ class Desk:
                 run with that id exists already (finished, paused or running) in this desk's
                 run store, or the runner's name is not a string.
         """
-        job = job if isinstance(job, Job) else _as_job(job)
+        job = job if isinstance(job, Job) else as_job(job)
         runner = _as_runner(runner)
         chosen = run_id is not None
         run_id = self._claim_run_id(run_id)
@@ -672,7 +672,7 @@ class Desk:
                 ``job`` is ``None`` or a blank string.
             ValueError: a bad ``priority`` or ``timeout``, or an empty ``queue`` name.
         """
-        job = job if isinstance(job, Job) else _as_job(job)
+        job = job if isinstance(job, Job) else as_job(job)
         run_id = self._claim_run_id(run_id)
         self._starting.discard(run_id)
         submitted: str = self._durable_api().submit(
@@ -784,16 +784,6 @@ class Desk:
         from deskwork.runtime.session import WorkerSession
 
         return WorkerSession.open(self, worker, session_id, metadata)
-
-
-def _as_job(job: Any) -> Job:
-    """The job of ``desk.run(runner, job)`` given as its input (text or any other value)."""
-    if job is None or (isinstance(job, str) and not job.strip()):
-        given = "a blank string" if job is not None else "NoneType"
-        raise ConfigurationError(
-            f"job must be a Job or its input (a non-empty string or any other value), not {given}"
-        )
-    return Job(input=job)
 
 
 def _as_runner(runner: Runner | Pregel[Any, Any, Any, Any]) -> Runner:

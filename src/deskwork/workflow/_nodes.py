@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from deskwork._aio import gather_or_cancel
-from deskwork.core.job import Job
+from deskwork.core.job import Job, as_job
 from deskwork.core.state import RunState
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._durable_fanout import can_fan_out, check_distribute
@@ -217,15 +217,7 @@ class Step(Node):
         """The job for a fresh run of this step."""
         if self.job_builder is None:
             return ctx.job
-        job = await call_user(self.job_builder, ctx)
-        if isinstance(job, Job):
-            return job
-        if job is None or (isinstance(job, str) and not job.strip()):
-            raise ConfigurationError(
-                f"job_builder returned {'None' if job is None else 'a blank string'}; it must"
-                " return a Job or the job's input (a non-empty string or any other value)"
-            )
-        return Job(input=job)
+        return as_job(await call_user(self.job_builder, ctx), "the job_builder's result")
 
     async def execute(self, run: FlowRun, cursor: Cursor | None) -> Outcome:
         """Run the runner (or resume it from the stored state)."""
