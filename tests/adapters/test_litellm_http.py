@@ -404,3 +404,15 @@ def test_structured_output_honours_num_retries_on_transient_errors(
     assert report.data == Total(total=4)
     assert len(srv.requests) == 3
     assert all("response_format" in r.body for r in srv.requests)  # each try is the native one
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_stream_refused_for_its_key_or_model_is_not_sent_again(
+    srv: OpenAICompatServer, status: int
+) -> None:
+    """A plain call is refused the same way: the fallback doubled every refused request."""
+    srv.enqueue(ServerReply.error(status, "refused"), ServerReply.error(status, "refused"))
+    report = make_desk(srv, stream=True).run(Worker(name="w"), Job(input="x"))
+    assert report.status == "failed"
+    assert len(srv.requests) == 1
+    assert "llm.stream_fallback" not in [e.type for e in report.events]

@@ -108,10 +108,16 @@ def _retried(
     )
 
 
+_REFUSED_EITHER_WAY = frozenset({401, 403, 404})
+"""A bad key, a forbidden or unknown model: a plain call is refused the same way."""
+
+
 def _may_fall_back(error: Exception) -> bool:
     """A stream that failed for a reason a plain call may not share."""
     from deskwork.runtime.context import is_context_limit_error
 
+    if getattr(error, "status_code", None) in _REFUSED_EITHER_WAY:
+        return False
     return not (is_transient(error) or is_context_limit_error(error))
 
 
