@@ -11,6 +11,8 @@ Run it as a script:
 Set ``MCP_TEST_PREFIX`` to prefix every tool name (two servers with distinct tools). Set
 ``MCP_TEST_HOSTILE`` to a URL to add tools whose input schemas a client must not trust: a
 regular expression that takes exponential time, a ``$ref`` to that URL, a ``$ref`` to itself.
+Set ``MCP_TEST_TWINS`` to add tools whose names a model API cannot tell apart (``twin.name``
+and ``twin_name``; two names that differ after their 64th character).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 PREFIX = os.environ.get("MCP_TEST_PREFIX", "")
 HOSTILE_REF = os.environ.get("MCP_TEST_HOSTILE")
+TWINS = ("twin.name", "twin_name", "x" * 64 + "1", "x" * 64 + "2")
 
 
 class StaticTokenVerifier:
@@ -86,6 +89,13 @@ def build_server(token: str | None = None) -> MCPServer[Any]:
 
     if HOSTILE_REF:
         _add_hostile_tools(server, HOSTILE_REF)
+    if os.environ.get("MCP_TEST_TWINS"):
+        for name in TWINS:
+
+            def twin(name: str = name) -> str:
+                return f"I am {name[:10]}"
+
+            server.add_tool(twin, name=name, description="one of two similar names")
     return server
 
 

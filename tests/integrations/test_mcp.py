@@ -348,3 +348,22 @@ async def test_hostile_input_schemas_neither_block_fetch_nor_raise() -> None:
     assert elapsed < 5  # exponential matching takes seconds at 27 characters, minutes at 32
     assert (remote.error, remote.content) == (None, "accepted")
     assert (loop.error, loop.content) == (None, "accepted")
+
+
+async def test_tools_of_one_server_whose_names_clash_once_valid_are_all_usable() -> None:
+    """A prefix cannot tell two tools of one server apart: the server was refused for good."""
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        tools = await provider.connect_stdio(command, args, env={"MCP_TEST_TWINS": "1"})
+        twins = {t.name: t.metadata["mcp_tool"] for t in tools[6:]}
+        dotted = await provider.acall_tool("twin_name", {})
+        plain = await provider.acall_tool("twin_name_2", {})
+        second_long = await provider.acall_tool("x" * 62 + "_2", {})
+    assert twins == {
+        "twin_name": "twin.name",
+        "twin_name_2": "twin_name",
+        "x" * 64: "x" * 64 + "1",
+        "x" * 62 + "_2": "x" * 64 + "2",
+    }
+    assert (dotted.content, plain.content) == ("I am twin.name", "I am twin_name")
+    assert second_long.content == "I am xxxxxxxxxx"

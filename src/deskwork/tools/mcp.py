@@ -28,9 +28,11 @@ How it runs
 Tool names
     A tool keeps the server's name, with the connection's ``prefix`` in front, and every
     character that model APIs reject (anything but ``A-Z a-z 0-9 _ -``) replaced by ``_``,
-    cut to 64 characters. Names are unique across a provider: connecting a server whose tool
-    name is already taken raises :class:`~deskwork.exceptions.ConfigurationError` naming the
-    clash, and that new connection is closed. Connect it again with a ``prefix``.
+    cut to 64 characters (an empty name becomes ``tool``). Two tools of one server that end
+    with the same name (``a.b`` and ``a_b``) keep the first one's; the next is ``a_b_2``, and
+    so on. Names are unique across a provider: connecting a server whose tool name is already
+    taken by another server's raises :class:`~deskwork.exceptions.ConfigurationError` naming
+    the clash, and that new connection is closed. Connect it again with a ``prefix``.
 
 Credentials
     Headers and HTTP clients are used for requests only. Tool results, error messages, tool
@@ -281,17 +283,16 @@ class MCPToolProvider:
 
     def _make_tools(self, conn: _Connection, prefix: str) -> list[Tool]:
         tools: list[Tool] = []
-        taken = set(self._tools)
+        own: set[str] = set()
         for remote in conn.remote_tools:
-            name = _BAD_NAME_CHARS.sub("_", prefix + remote.name)[:64]
-            if name in taken:
-                owner = self._tools[name].metadata["mcp_server"] if name in self._tools else None
+            name = _tool_name(prefix + remote.name, own)
+            if name in self._tools:
                 raise ConfigurationError(
-                    f"MCP tool name {name!r} of {conn.label} is already taken"
-                    f" (by {owner or 'another tool of the same server'});"
+                    f"MCP tool name {name!r} of {conn.label} is already taken (by"
+                    f" {self._tools[name].metadata['mcp_server']});"
                     " connect the server again with prefix='...'"
                 )
-            taken.add(name)
+            own.add(name)
             tools.append(self._make_tool(conn, remote, name))
         return tools
 
@@ -338,6 +339,17 @@ class MCPToolProvider:
         for conn in connections:
             with contextlib.suppress(_LoopUnavailable):  # its loop is gone, and the task with it
                 await _on_loop(conn.loop, conn.close())
+
+
+def _tool_name(wanted: str, own: set[str]) -> str:
+    """``wanted`` as a model API accepts it; ``_2`` (``_3``, ...) at the end when another tool
+    of the same server has that name already (a prefix cannot tell those two apart)."""
+    base = _BAD_NAME_CHARS.sub("_", wanted)[:64] or "tool"
+    name, n = base, 2
+    while name in own:
+        suffix = f"_{n}"
+        name, n = base[: 64 - len(suffix)] + suffix, n + 1
+    return name
 
 
 class _LoopUnavailable(Exception):
