@@ -416,3 +416,22 @@ def test_a_stream_refused_for_its_key_or_model_is_not_sent_again(
     assert report.status == "failed"
     assert len(srv.requests) == 1
     assert "llm.stream_fallback" not in [e.type for e in report.events]
+
+
+async def test_an_echoed_key_is_nowhere_in_the_error_a_durable_desk_pickles(
+    srv: OpenAICompatServer,
+) -> None:
+    """The message was masked, but the error's ``body`` (the server's answer) kept the key."""
+    import pickle
+
+    srv.enqueue(ServerReply.error(500, f"upstream refused {PLAIN_KEY}"))
+    adapter = LiteLLMAdapter(api_base=srv.base_url, api_key=PLAIN_KEY)
+    with pytest.raises(Exception) as raised:
+        await adapter.acomplete(
+            model="openai/test-model", messages=[{"role": "user", "content": "x"}], tools=None,
+            tool_choice=None, temperature=None, max_tokens=None, stream=False,
+            stream_options=None,
+        )  # fmt: skip
+    await adapter.aclose()
+    assert getattr(raised.value, "status_code", None) == 500  # still a retriable 500
+    assert PLAIN_KEY.encode() not in pickle.dumps(raised.value)

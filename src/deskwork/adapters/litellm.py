@@ -112,20 +112,28 @@ _CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 _MIN_CREDENTIAL = 8  # shorter values are too likely to be ordinary words
 
 
-def _hide(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
+def _hidden(value: Any, secrets: list[str]) -> Any:
+    """``value`` (a text, or JSON-like data holding texts) with ``secrets`` masked."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {key: _hidden(item, secrets) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_hidden(item, secrets) for item in value)
+    return value
 
 
 def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
-    """Mask ``secrets`` in ``exc``'s message, in place (its type, status and headers stay,
-    so the desk still classifies and retries it)."""
-    exc.args = tuple(_hide(a, secrets) if isinstance(a, str) else a for a in exc.args)
-    message = getattr(exc, "message", None)
-    if isinstance(message, str):
-        with contextlib.suppress(AttributeError, TypeError):
-            exc.message = _hide(message, secrets)  # type: ignore[attr-defined]
+    """Mask ``secrets`` in ``exc``'s message and in what it keeps of the server's answer
+    (``body``, which a durable desk pickles into its store), in place: its type, status and
+    headers stay, so the desk still classifies and retries it."""
+    exc.args = _hidden(exc.args, secrets)
+    for name, value in list(getattr(exc, "__dict__", {}).items()):
+        if isinstance(value, str | dict | list | tuple):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, name, _hidden(value, secrets))
 
 
 class LiteLLMAdapter(BaseModelAdapter):
@@ -170,8 +178,7 @@ class LiteLLMAdapter(BaseModelAdapter):
         try:
             yield
         except Exception as exc:
-            text = " ".join(str(a) for a in (*exc.args, getattr(exc, "message", "")))
-            secrets = [key for key in self._credentials() if key in text]
+            secrets = self._credentials()
             if secrets:
                 _hide_in_error(exc, secrets)
             raise
