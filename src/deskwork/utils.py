@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import math
 import os
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -13,11 +14,15 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
+from deskwork.exceptions import ConfigurationError
+
 __all__ = [
     "JSON_ATOMS",
     "KNOWN_JSON",
+    "check_seconds",
     "encode_file",
     "escape_surrogates",
+    "is_number",
     "model_json",
     "new_id",
     "to_jsonable",
@@ -119,3 +124,23 @@ def escape_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number: an ``int`` or a ``float``, not a ``bool``."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_seconds(value: Any, what: str) -> float | None:
+    """``value``, a limit in seconds, when it is ``None`` (no limit) or a finite number above
+    0 (kept as given: 30 stays 30 in messages).
+
+    Raises:
+        ConfigurationError: anything else (a bool, a text, 0, a negative number, NaN or
+            infinity: a wait on infinity overflows the clocks below), naming ``what``.
+    """
+    if value is None or (is_number(value) and 0 < value < math.inf):
+        return value  # type: ignore[no-any-return]
+    raise ConfigurationError(
+        f"{what} must be a number of seconds above 0, or None for no limit, got {value!r}"
+    )

@@ -70,6 +70,7 @@ from deskwork.runtime._fence import Fence
 from deskwork.runtime._queues import MODEL_RATE_PERIOD_SECONDS, QueueSettings
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
+from deskwork.utils import check_seconds
 
 if TYPE_CHECKING:
     from deskwork.runtime.config import EventEmitter, RunConfig
@@ -782,8 +783,7 @@ def submit(
         raise ValueError(f"priority must be 1 .. {MAX_PRIORITY} (lower runs first)")
     if not queue or not queue.strip():
         raise ValueError("queue must be a non-empty name")
-    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
-        raise ValueError("timeout must be a positive number of seconds (or None)")
+    check_seconds(timeout, "timeout")
     engine = engine_for(desk)
     desk.register(runner)
     request = {**_request(run_id, runner, job, None, None), "queue": queue, "timeout": timeout}

@@ -40,6 +40,7 @@ from deskwork.graph.core.exceptions import (
     OrchestratorError,
     RateLimitExceededError,
 )
+from deskwork.utils import check_seconds
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseLanguageModel
@@ -128,11 +129,6 @@ def build_async_retryer(retry_config: RetryConfig) -> AsyncRetrying:
     )
 
 
-def _check_timeout(timeout_seconds: float | None) -> None:
-    if timeout_seconds is not None and not timeout_seconds > 0:
-        raise ValueError(f"timeout_seconds must be > 0 or None, got {timeout_seconds!r}")
-
-
 async def ainvoke_with_timeout(
     llm: BaseLanguageModel[Any],
     messages: Any,
@@ -144,7 +140,7 @@ async def ainvoke_with_timeout(
     Raises:
         TimeoutError: the call took longer than ``timeout_seconds`` (``None`` = no limit).
     """
-    _check_timeout(timeout_seconds)
+    check_seconds(timeout_seconds, "timeout_seconds")
     async with asyncio.timeout(timeout_seconds):
         return await llm.ainvoke(messages, config=config)
 
@@ -164,7 +160,7 @@ async def astream_with_timeout(
     Raises:
         TimeoutError: the stream did not finish in time.
     """
-    _check_timeout(timeout_seconds)
+    check_seconds(timeout_seconds, "timeout_seconds")
     loop = asyncio.get_running_loop()
     remaining = timeout_seconds
     stream = aiter(llm.astream(messages, config=config))

@@ -57,6 +57,7 @@ from deskwork.graph.react.models import (
     ReactStructuredResponse,
     TerminalActionResult,
 )
+from deskwork.utils import check_seconds
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseLanguageModel
@@ -169,12 +170,11 @@ def _takes_config(handler: Any) -> bool:
     return True
 
 
-def _positive(name: str, value: float | None, *, integer: bool = False) -> None:
+def _positive(name: str, value: int | None) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or (integer and not isinstance(value, int)) or not value > 0:
-        kind = "an integer > 0" if integer else "> 0"
-        raise ValueError(f"{name} must be {kind} or None, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not value > 0:
+        raise ValueError(f"{name} must be an integer > 0 or None, got {value!r}")
 
 
 def _short(text: str, limit: int = _LOG_TEXT_LIMIT) -> str:
@@ -270,8 +270,8 @@ class ReactExecutor:
             ("max_consecutive_errors", self._max_errors),
             ("max_history_tokens", max_history_tokens),
         ):
-            _positive(name, count, integer=True)
-        _positive("total_request_seconds", total_request_seconds)
+            _positive(name, count)
+        check_seconds(total_request_seconds, "total_request_seconds")
         self._retry_config = retry_config
         self._rate_limiter = rate_limiter
         self._cancel_event = cancel_event
