@@ -61,7 +61,7 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
         raise TypeError(
             f"agent {agent_id!r} returned {type(response).__name__}, not an AgentResponse"
         )
-    response = AgentResponse.model_validate(dict(response))  # lists are mutable: re-check
+    response = AgentResponse.model_validate(response.__dict__)  # lists are mutable: re-check
     own_memory_key = f"memory_{agent_id}"
     variables = {k: v for k, v in response.state_updates.items() if k != own_memory_key}
     variables.update(response.variable_updates)
@@ -74,12 +74,15 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
         memory.update(legacy_memory)
     memory.update(response.memory_updates)
     pushes = {k: v if isinstance(v, list) else [v] for k, v in response.queue_pushes.items()}
+    events, facts = response.events, response.facts
     raw = {
         "variables": variables,
         "memory": memory,
         "pushes": pushes,
-        "events": [Event.model_validate(e).model_dump(mode="json") for e in response.events],
-        "facts": [Fact.model_validate(f).model_dump(mode="json") for f in response.facts],
+        "payloads": [e.payload for e in events],
+        "values": [f.value for f in facts],
+        "numbers": [e.timestamp for e in events]  # NaN or infinity: not JSON
+        + [n for f in facts for n in (f.confidence, f.timestamp)],
     }
     data = to_json_value(raw, label=f"updates of agent {agent_id!r}")
     check_keys(data, f"updates of agent {agent_id!r}")
@@ -89,15 +92,20 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
             "state_updates": {},
             "memory_updates": data["memory"],
             "queue_pushes": data["pushes"],
-            "events": [_stamp(Event.model_validate(e), agent_id) for e in data["events"]],
-            "facts": [_stamp(Fact.model_validate(f), agent_id) for f in data["facts"]],
+            "events": [
+                _stamp(e, agent_id, payload=p)
+                for e, p in zip(events, data["payloads"], strict=True)
+            ],
+            "facts": [
+                _stamp(f, agent_id, value=v) for f, v in zip(facts, data["values"], strict=True)
+            ],
         }
     )
 
 
-def _stamp(item: Event | Fact, agent_id: str) -> Any:
-    """Copy an event or fact with its source set (the emitting agent's id when empty)."""
-    return item.model_copy(update={"source_agent": item.source_agent or agent_id})
+def _stamp(item: Event | Fact, agent_id: str, **json_fields: Any) -> Any:
+    """Copy an event or fact with its source set and its value replaced by the JSON form."""
+    return item.model_copy(update={"source_agent": item.source_agent or agent_id, **json_fields})
 
 
 def apply_phase(board: Blackboard, contributions: Sequence[Contribution]) -> PhaseChanges:

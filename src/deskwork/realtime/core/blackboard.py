@@ -155,6 +155,7 @@ class Blackboard(_SharedBlackboard):
         }
         for fact in _items(facts or (), "facts"):
             put_fact(initial["facts"], _fact_json(fact))
+        check_keys(initial, "Blackboard")
         for key in CONTAINERS:
             self.write(key, initial[key], author=DEFAULT_AUTHOR)
 
@@ -296,11 +297,13 @@ class Blackboard(_SharedBlackboard):
     def emit_event(self, event: Event, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``event`` to the pending events (no deduplication)."""
         item = _event_json(event)
+        check_keys(item, "emit_event")
         self.update("events", lambda events: [*events, item], author, default=[])
 
     def emit_events(self, events: Iterable[Event], *, author: str = DEFAULT_AUTHOR) -> None:
         """Append several events in one atomic write."""
         items = [_event_json(e) for e in events]
+        check_keys(items, "emit_events")
         if items:
             self.update("events", lambda current: [*current, *items], author, default=[])
 
@@ -332,6 +335,7 @@ class Blackboard(_SharedBlackboard):
         happens, and the engine overwrites it at the next turn).
         """
         check_name("key", key)
+        check_keys({key: value}, "set_var")
         if key.startswith(RESERVED_PREFIX):
             logger.warning("writing reserved variable %r; sys.* keys are engine-managed", key)
         self.update("variables", lambda variables: {**variables, key: value}, author, default={})
@@ -368,6 +372,7 @@ class Blackboard(_SharedBlackboard):
         """
         check_name("queue_name", queue_name)
         added = _items(items, "items", _ONE_ITEM)
+        check_keys({queue_name: added}, "push_queue_items")
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).extend(added)
@@ -378,6 +383,7 @@ class Blackboard(_SharedBlackboard):
     def push_queue(self, queue_name: str, item: Any, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``item`` to the queue ``queue_name`` (created if missing)."""
         check_name("queue_name", queue_name)
+        check_keys({queue_name: [item]}, "push_queue")
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).append(item)
@@ -422,6 +428,7 @@ class Blackboard(_SharedBlackboard):
     def add_fact(self, fact: Fact, *, author: str = DEFAULT_AUTHOR) -> None:
         """Add ``fact``, replacing a duplicate ``(type, key)`` of lower or equal confidence."""
         item = _fact_json(fact)
+        check_keys(item, "add_fact")
 
         def add(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
             put_fact(facts, item)
@@ -451,6 +458,7 @@ class Blackboard(_SharedBlackboard):
     ) -> None:
         """Replace ``agent_id``'s private memory with ``data``."""
         check_name("agent_id", agent_id)
+        check_keys({agent_id: dict(data)}, "set_memory")
         self.update("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
 
     def update_memory(
@@ -458,6 +466,7 @@ class Blackboard(_SharedBlackboard):
     ) -> None:
         """Merge ``updates`` into ``agent_id``'s private memory."""
         check_name("agent_id", agent_id)
+        check_keys({agent_id: dict(updates)}, "update_memory")
 
         def merge(memory: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             memory[agent_id] = {**memory.get(agent_id, {}), **updates}
@@ -468,31 +477,16 @@ class Blackboard(_SharedBlackboard):
     # ------------------------------------------------------ write protection
 
     def write(self, key: str, value: Any, author: str) -> BlackboardEntry:
-        """Store ``value`` under ``key`` (see ``deskwork.collaboration.Blackboard.write``).
-
-        Raises:
-            TypeError: a key in ``value`` holds a lone surrogate (see :func:`check_keys`).
-        """
+        """Store ``value`` under ``key`` (see ``deskwork.collaboration.Blackboard.write``)."""
         self._check_writable()
-        check_keys(value, f"board key {key!r}")
         return super().write(key, value, author)
 
     def update(
         self, key: str, fn: Callable[[Any], Any], author: str, default: Any = None
     ) -> BlackboardEntry:
-        """Atomically replace ``key`` with ``fn(current)`` (see the shared board's ``update``).
-
-        Raises:
-            TypeError: a key in the new value holds a lone surrogate (see :func:`check_keys`).
-        """
+        """Atomically replace ``key`` with ``fn(current)`` (see the shared board's ``update``)."""
         self._check_writable()
-
-        def checked(current: Any) -> Any:
-            value = fn(current)
-            check_keys(value, f"board key {key!r}")
-            return value
-
-        return super().update(key, checked, author, default)
+        return super().update(key, fn, author, default)
 
     def delete(self, key: str) -> bool:
         """Remove ``key``; raises on a frozen board."""
@@ -588,7 +582,7 @@ def _items(items: Any, label: str, hint: str = "") -> list[Any]:
 
 
 def check_keys(value: Any, label: str) -> None:
-    """Refuse a dict key with a lone surrogate anywhere in ``value``.
+    """Refuse a dict key with a lone surrogate anywhere in ``value`` (dicts and lists).
 
     A lone surrogate (``"\\ud83d"``: half an emoji, which a model's JSON can hold) is kept
     in a value (saved escaped), but no save of the board (``to_state``, so ``save_to`` and a
@@ -597,17 +591,30 @@ def check_keys(value: Any, label: str) -> None:
     Raises:
         TypeError: naming ``label`` and the key (escaped).
     """
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and escape_surrogates(key) != key:
-                raise TypeError(
-                    f"{label}: the name {escape_surrogates(key)!r} holds a lone surrogate, "
-                    "which a saved board cannot keep as a key"
-                )
-            check_keys(item, label)
-    elif isinstance(value, list):
-        for item in value:
-            check_keys(item, label)
+    key = _surrogate_key(value)
+    if key is not None:
+        raise TypeError(
+            f"{label}: the name {escape_surrogates(key)!r} holds a lone surrogate, which a "
+            "saved board cannot keep as a key"
+        )
+
+
+_NESTED: Final = (dict, list)
+
+
+def _surrogate_key(value: Any) -> str | None:
+    """The first dict key in ``value`` with a lone surrogate (hot path: ASCII keys)."""
+    if type(value) is dict:
+        for key, inner in value.items():
+            if type(key) is str and not key.isascii() and escape_surrogates(key) != key:
+                return key
+            if type(inner) in _NESTED and (found := _surrogate_key(inner)) is not None:
+                return found
+    elif type(value) is list:
+        for inner in value:
+            if type(inner) in _NESTED and (found := _surrogate_key(inner)) is not None:
+                return found
+    return None
 
 
 def _conform(key: str, value: Any) -> Any:
