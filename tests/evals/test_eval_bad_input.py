@@ -62,3 +62,10 @@ def test_a_case_checks_its_status_and_scorers_when_made() -> None:
 def test_a_built_in_scorer_refuses_an_argument_no_case_could_pass(make: Any, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         make()
+
+
+@pytest.mark.parametrize("blank", [None, "", "   "])
+def test_a_case_without_a_job_to_run_is_refused_when_made(blank: object) -> None:
+    # it was taken, then its Job raised out of evaluate(): every other case's result was lost
+    with pytest.raises(ValidationError, match="Job needs an input"):
+        EvalCase(input=blank)

@@ -45,6 +45,13 @@ class EvalCase(DeskworkModel):
         check_scorers(scorers)
         return scorers
 
+    @field_validator("input")
+    @classmethod
+    def _runnable_input(cls, value: Any) -> Any:
+        if not isinstance(value, Job):
+            Job(input=value)  # None or a blank text: no job to run, no case to score
+        return value
+
     def job(self) -> Job:
         """The job this case runs."""
         return self.input if isinstance(self.input, Job) else Job(input=self.input)
