@@ -123,3 +123,25 @@ async def test_tracer_keeps_no_secret_in_its_traces(
     [failed] = trace["phases"][0]["agents_failed"]
     assert failed["error"].startswith("RuntimeError: ")
     assert "sk-secretsecret123" not in json.dumps(list(trace_handler.traces))
+
+
+async def test_kept_traces_are_redacted_like_the_logs() -> None:
+    """Before, only the error texts of a kept trace were redacted: trigger metadata and an
+    event payload naming a secret were handed out as is by ``traces`` / ``last_trace``."""
+    secret = "sk-abcdefghijklmnopqrstuvwx"
+    tracer = StructuredLogTracer(name="deskwork.realtime.test_trace_redaction")
+    engine = AgentEngine(adapter=ScriptedAdapter(), callbacks=[tracer])
+    engine.register_agent(
+        ScriptAgent(
+            "emitter",
+            response=AgentResponse(
+                events=[Event(name="e", payload={"authorization": f"Bearer {secret}"})]
+            ),
+        )
+    )
+    await engine.process_turn(make_context(), trigger_metadata={"api_key": secret})
+    trace = tracer.last_trace
+    assert trace is not None
+    assert secret not in json.dumps(trace)
+    assert trace["trigger"]["metadata"]["api_key"] == "<redacted>"
+    assert trace["phases"][0]["agents_run"][0]["events_emitted"][0]["name"] == "e"

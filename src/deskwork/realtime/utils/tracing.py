@@ -22,6 +22,7 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from deskwork.core.redact import redact
 from deskwork.logging import StructuredLogger, get_logger
 from deskwork.realtime.core._notify import describe_error
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, current_turn_id
@@ -177,8 +178,8 @@ class StructuredLogTracer(AgentCallbackHandler):
             "queue_pushes_count": len(response.queue_pushes),
             "events_emitted_total": len(response.events),
         }
-        self.traces.append(trace)
-        self.logger.info("realtime.turn.completed", trace=trace)
+        self._keep(trace)
+        self.logger.info("realtime.turn.completed", trace=self.traces[-1])
 
     async def on_turn_error(self, error: BaseException, duration: float) -> None:
         """Finish the trace of a cancelled or failed turn, keep it, and log
@@ -188,8 +189,13 @@ class StructuredLogTracer(AgentCallbackHandler):
         trace["duration_ms"] = round(duration * 1000, 3)
         cancelled = isinstance(error, asyncio.CancelledError)
         trace["error"] = "cancelled" if cancelled else describe_error(error)
-        self.traces.append(trace)
-        self.logger.warning("realtime.turn.failed", trace=trace)
+        self._keep(trace)
+        self.logger.warning("realtime.turn.failed", trace=self.traces[-1])
+
+    def _keep(self, trace: dict[str, Any]) -> None:
+        """Keep a finished trace, secrets redacted (it is handed out: ``traces``)."""
+        kept: dict[str, Any] = redact(trace)
+        self.traces.append(kept)
 
 
 def _new_phase(phase: int, agents: list[str]) -> dict[str, Any]:
