@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rt_support import ScriptAgent, make_context
 
+from deskwork.exceptions import ConfigurationError
 from deskwork.logging import get_logger
 from deskwork.realtime import AgentEngine, AgentResponse, Event, TriggerType, current_turn_id
 from deskwork.realtime.utils.tracing import StructuredLogTracer
@@ -145,3 +146,18 @@ async def test_kept_traces_are_redacted_like_the_logs() -> None:
     assert secret not in json.dumps(trace)
     assert trace["trigger"]["metadata"]["api_key"] == "<redacted>"
     assert trace["phases"][0]["agents_run"][0]["events_emitted"][0]["name"] == "e"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"logger": logging.getLogger("x")}, "logger must be a StructuredLogger .* got Logger"),
+        ({"max_traces": -1}, "max_traces must be an integer >= 0"),
+        ({"max_traces": None}, "max_traces must be an integer >= 0"),
+    ],
+)
+def test_tracer_arguments_are_checked(kwargs: dict[str, Any], message: str) -> None:
+    """Before: a stdlib logger failed every hook (logged, per step, per turn), max_traces=-1
+    raised deque's 'maxlen must be non-negative' and None kept every trace for good."""
+    with pytest.raises(ConfigurationError, match=message):
+        StructuredLogTracer(**kwargs)

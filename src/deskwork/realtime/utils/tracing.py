@@ -23,6 +23,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from deskwork.core.redact import redact
+from deskwork.exceptions import ConfigurationError
 from deskwork.logging import StructuredLogger, get_logger
 from deskwork.realtime.core._notify import describe_error
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, current_turn_id
@@ -66,7 +67,20 @@ class StructuredLogTracer(AgentCallbackHandler):
             name: Logger name when ``logger`` is not given.
             level: Logger level when ``logger`` is not given.
             max_traces: How many finished turn traces to keep in memory.
+
+        Raises:
+            ConfigurationError: ``logger`` is not a ``StructuredLogger`` (``get_logger``'s)
+                or ``max_traces`` is not an integer >= 0.
         """
+        if logger is not None and not isinstance(logger, StructuredLogger):
+            raise ConfigurationError(
+                "StructuredLogTracer: logger must be a StructuredLogger (from "
+                f"deskwork.logging.get_logger), got {type(logger).__name__}"
+            )
+        if not isinstance(max_traces, int) or isinstance(max_traces, bool) or max_traces < 0:
+            raise ConfigurationError(
+                f"StructuredLogTracer: max_traces must be an integer >= 0, got {max_traces!r}"
+            )
         self.logger = logger or get_logger(name, level)
         self.traces: deque[dict[str, Any]] = deque(maxlen=max_traces)
         """Finished turn traces, oldest first."""
