@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
+from deskwork.utils import check_seconds, is_number
 
 __all__ = ["Tool", "ToolPostHook", "ToolPreHook", "ToolResult", "tool"]
 
@@ -286,11 +287,10 @@ def _check_options(
     timeout: float | None, retries: int, retry_delay: float, output_type: type[Any] | None
 ) -> None:
     """``ConfigurationError`` (a ``ValueError``) for options a call could not use."""
-    if timeout is not None and not (_is_number(timeout) and timeout > 0):  # NaN too
-        raise ConfigurationError(f"timeout must be a number of seconds > 0, not {timeout!r}")
+    check_seconds(timeout, "timeout")
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise ConfigurationError(f"retries must be an int >= 0, not {retries!r}")
-    if not (_is_number(retry_delay) and 0 <= retry_delay < math.inf):  # inf: a hung retry
+    if not (is_number(retry_delay) and 0 <= retry_delay < math.inf):  # inf: a hung retry
         raise ConfigurationError(
             f"retry_delay must be a finite number of seconds >= 0, not {retry_delay!r}"
         )
@@ -299,10 +299,6 @@ def _check_options(
             TypeAdapter(output_type)
         except Exception as exc:
             raise ConfigurationError(f"output_type {output_type!r} cannot be validated") from exc
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _hooks(kind: str, hooks: Any) -> tuple[Any, ...]:
