@@ -12,7 +12,7 @@ from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, output_of
 from deskwork.exceptions import ConfigurationError
-from deskwork.utils import to_jsonable
+from deskwork.utils import is_number, to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
@@ -67,8 +67,7 @@ class llm_judge:  # lowercase: used like a function
             raise ConfigurationError(f"llm_judge needs criteria (text), not {criteria!r}")
         if desk is None and adapter is None and model is None:
             raise ConfigurationError("llm_judge needs an adapter, a model or a desk")
-        number = isinstance(threshold, int | float) and not isinstance(threshold, bool)
-        if not number or not 0.0 <= threshold <= 1.0:
+        if not is_number(threshold) or not 0.0 <= threshold <= 1.0:
             raise ConfigurationError(f"llm_judge threshold must be in [0, 1], not {threshold!r}")
         self.criteria = criteria
         self.threshold = threshold
