@@ -154,3 +154,21 @@ async def test_a_lone_surrogate_in_shared_state_is_refused_before_the_turn() -> 
     with pytest.raises(TypeError, match="lone surrogate"):
         await engine.process_turn(context)
     assert agent.calls == []
+
+
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (lambda b: b.update_memory("coach", ["a"]), "updates must be a mapping, got list"),
+        (lambda b: b.update_memory("coach", "ab"), "updates must be a mapping, got str"),
+        (lambda b: b.set_memory("coach", None), "data must be a mapping, got NoneType"),
+        (lambda b: b.emit_events(None), "events must be a list of items, got NoneType"),
+    ],
+)
+def test_memory_and_event_writes_name_a_wrong_argument(write: Write, message: str) -> None:
+    """Before: "'list' object is not a mapping", "dictionary update sequence element #0 has
+    length 1", "'NoneType' object is not iterable"."""
+    board = Blackboard()
+    with pytest.raises(TypeError, match=message):
+        write(board)
+    assert board.memory == {} and board.events == []

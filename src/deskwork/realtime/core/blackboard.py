@@ -302,7 +302,7 @@ class Blackboard(_SharedBlackboard):
 
     def emit_events(self, events: Iterable[Event], *, author: str = DEFAULT_AUTHOR) -> None:
         """Append several events in one atomic write."""
-        items = [_event_json(e) for e in events]
+        items = [_event_json(e) for e in _items(events, "events")]
         check_keys(items, "emit_events")
         if items:
             self.update("events", lambda current: [*current, *items], author, default=[])
@@ -458,7 +458,8 @@ class Blackboard(_SharedBlackboard):
     ) -> None:
         """Replace ``agent_id``'s private memory with ``data``."""
         check_name("agent_id", agent_id)
-        check_keys({agent_id: dict(data)}, "set_memory")
+        data = _named("data", "memory key", _mapping(data, "data"))
+        check_keys({agent_id: data}, "set_memory")
         self.update("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
 
     def update_memory(
@@ -466,7 +467,8 @@ class Blackboard(_SharedBlackboard):
     ) -> None:
         """Merge ``updates`` into ``agent_id``'s private memory."""
         check_name("agent_id", agent_id)
-        check_keys({agent_id: dict(updates)}, "update_memory")
+        updates = _named("updates", "memory key", _mapping(updates, "updates"))
+        check_keys({agent_id: updates}, "update_memory")
 
         def merge(memory: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             memory[agent_id] = {**memory.get(agent_id, {}), **updates}
@@ -572,6 +574,13 @@ def _named(container: str, label: str, mapping: Any) -> dict[str, Any]:
     for name in mapping:
         check_name(label, name)
     return dict(mapping)
+
+
+def _mapping(value: Any, label: str) -> Mapping[Any, Any]:
+    """``value`` when it is a mapping (``None`` too is refused here)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{label} must be a mapping, got {type(value).__name__}")
+    return value
 
 
 def _items(items: Any, label: str, hint: str = "") -> list[Any]:
