@@ -77,3 +77,17 @@ def test_a_class_is_a_tool_typed_by_its_init() -> None:
 def test_something_not_callable_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="needs a function, not int"):
         tool(5)  # type: ignore[call-overload]
+
+
+class Fetch:
+    async def __call__(self, url: str) -> str:
+        return f"fetched {url}"
+
+
+def test_an_object_with_an_async_call_is_awaited() -> None:
+    # its coroutine was the "result" the model saw: '<coroutine object Fetch.__call__ ...>'
+    fetch = tool(name="fetch")(Fetch())
+    result = execute_tool(fetch, ToolCall(id="c1", name="fetch", arguments={"url": "a.b"}))
+    assert (result.error, result.content) == (None, "fetched a.b")
+    with pytest.raises(ValueError, match="for sync"):
+        tool(name="fetch", isolation="process")(Fetch())

@@ -10,6 +10,7 @@ import functools
 import inspect
 import math
 import re
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any, Literal, get_type_hints, overload
@@ -84,6 +85,7 @@ class Tool:
         blocking: bool = True,
     ) -> None:
         _check_name(name)
+        callable = _awaitable_call(callable)
         if inspect.isgeneratorfunction(callable) or inspect.isasyncgenfunction(callable):
             raise ConfigurationError(
                 f"tool {name!r} is a generator function: a tool returns its result"
@@ -263,6 +265,16 @@ def tool(
     if func is not None:
         return build(func)
     return build
+
+
+def _awaitable_call(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """An object whose ``__call__`` is ``async def`` as its bound ``__call__``: the runtime
+    awaits what ``inspect.iscoroutinefunction`` recognises, and the object is not (its call's
+    coroutine would be the tool's result, never run)."""
+    call = inspect.getattr_static(type(fn), "__call__", None)
+    if inspect.iscoroutinefunction(call) and not inspect.iscoroutinefunction(fn):
+        return types.MethodType(call, fn)
+    return fn
 
 
 def _check_name(name: object) -> str:
