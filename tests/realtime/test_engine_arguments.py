@@ -23,6 +23,7 @@ from deskwork.realtime import (
     AgentEngine,
     BaseAgent,
     DynamicAgent,
+    TriggerType,
 )
 from deskwork.testing import ScriptedAdapter
 
@@ -217,3 +218,27 @@ def test_a_temperature_no_provider_takes_is_refused_when_built(temperature: floa
     assert AgentConfig(name="Coach", temperature=0).temperature == 0
     lenient = AgentConfig(name="Coach", temperature=temperature, strict=False)
     assert lenient.temperature is None and [p.field for p in lenient.problems] == ["temperature"]
+
+
+def test_api_key_must_be_a_string_or_none() -> None:
+    """Before, AgentEngine(api_key=123) or update_api_key(123) was kept and only the first
+    LLM call failed, in every agent; the message does not show the value."""
+    with pytest.raises(ConfigurationError, match="api_key must be a string or None, got int"):
+        AgentEngine(api_key=123)  # type: ignore[arg-type]
+    engine = AgentEngine(api_key="sk-test")
+    with pytest.raises(ConfigurationError, match=r"update_api_key: api_key must be a string"):
+        engine.update_api_key(["sk-test"])  # type: ignore[arg-type]
+    engine.update_api_key(None)
+
+
+def test_get_event_subscribers_refuses_one_string() -> None:
+    """Before, 'question' was read as its letters, so agents subscribed to 'q', 'u' ...
+    were returned and those subscribed to 'question' were not."""
+    engine = AgentEngine(adapter=ScriptedAdapter())
+    agent = ScriptAgent("a", trigger_types=[TriggerType.EVENT], subscribed_events=["question"])
+    engine.register_agent(agent)
+    assert engine.get_event_subscribers(["question"]) == [agent]
+    with pytest.raises(TypeError, match="event_names must be a list of event names, got str"):
+        engine.get_event_subscribers("question")
+    with pytest.raises(TypeError, match="got NoneType"):
+        engine.get_event_subscribers(None)  # type: ignore[arg-type]

@@ -23,10 +23,12 @@ __all__ = [
     "TurnArguments",
     "check_agent",
     "check_agents_given",
+    "check_api_key",
     "check_callbacks",
     "check_clock",
     "check_context",
     "check_ids",
+    "check_names",
     "check_phases",
     "check_services",
     "check_text",
@@ -203,3 +205,21 @@ def check_services(adapter: Any, event_bus: Any, desk: Any) -> None:
             raise ConfigurationError(
                 f"AgentEngine: {name} must be an instance of {kind.__name__}, got {got}"
             )
+
+
+def check_names(event_names: Any, where: str) -> frozenset[str]:
+    """Event names given as a list (a string is refused, not read as its letters)."""
+    if isinstance(event_names, str | bytes | Mapping) or not isinstance(event_names, Iterable):
+        raise TypeError(
+            f"AgentEngine.{where}: event_names must be a list of event names, got "
+            f"{type(event_names).__name__}"
+        )
+    return frozenset(event_names)
+
+
+def check_api_key(api_key: Any, where: str) -> None:
+    """Refuse an ``api_key`` that is not a string or ``None`` (its value is not shown)."""
+    if api_key is not None and not isinstance(api_key, str):
+        raise ConfigurationError(
+            f"AgentEngine{where}: api_key must be a string or None, got {type(api_key).__name__}"
+        )

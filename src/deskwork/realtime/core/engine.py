@@ -37,10 +37,12 @@ from deskwork.event_bus import EventBus
 from deskwork.realtime.core._checks import (
     check_agent,
     check_agents_given,
+    check_api_key,
     check_callbacks,
     check_clock,
     check_context,
     check_ids,
+    check_names,
     check_phases,
     check_services,
     check_text,
@@ -133,11 +135,13 @@ class AgentEngine:
         Raises:
             ConfigurationError: ``max_phases`` is not an integer, ``agent_timeout`` is not
                 ``None`` or a number above 0, ``clock`` cannot be called, ``callbacks`` is
-                not a list of handlers that provide every ``AgentCallbackHandler`` hook, or
-                ``adapter``, ``event_bus`` or ``desk`` is not one.
+                not a list of handlers that provide every ``AgentCallbackHandler`` hook,
+                ``adapter``, ``event_bus`` or ``desk`` is not one, or ``api_key`` is not a
+                string.
         """
         check_clock(clock)
         check_services(adapter, event_bus, desk)
+        check_api_key(api_key, "")
         self.agents: list[BaseAgent] = []
         self.callbacks: list[AgentCallbackHandler] = check_callbacks(callbacks)
         self.max_phases = clamp_phases(check_phases(max_phases))
@@ -262,8 +266,11 @@ class AgentEngine:
 
         An agent qualifies when it has ``TriggerType.EVENT`` and subscribes to at least one
         of the names (cooldowns and conditions are checked when the phase runs).
+
+        Raises:
+            TypeError: ``event_names`` is not a list (a string would be read as letters).
         """
-        names = set(event_names)
+        names = check_names(event_names, "get_event_subscribers")
         return [
             agent
             for agent in self.agents
@@ -298,7 +305,11 @@ class AgentEngine:
         """Use ``api_key`` from now on (the default adapter is rebuilt on next use).
 
         An adapter passed to the constructor is kept as is.
+
+        Raises:
+            ConfigurationError: ``api_key`` is not a string or ``None``.
         """
+        check_api_key(api_key, ".update_api_key")
         self._api_key = api_key
         if self._owns_adapter:
             self._adapter = None
