@@ -52,18 +52,30 @@ class Notifier:
         callbacks: Sequence[AgentCallbackHandler],
         bus: EventBus | None,
         emit: EventEmitter | None = None,
+        hook_timeout: float | None = None,
     ) -> None:
         """Observe with ``callbacks``; publish through ``emit`` (a desk run's emitter, which
-        stores and delivers events) when given, else on ``bus`` (``None``: no bus events)."""
+        stores and delivers events) when given, else on ``bus`` (``None``: no bus events).
+        A hook call that takes longer than ``hook_timeout`` seconds is abandoned."""
         self.callbacks = list(callbacks)
         self.bus = bus
         self.emit = emit
+        self.hook_timeout = hook_timeout
 
     async def hook(self, name: str, *args: Any) -> None:
-        """Await ``callback.<name>(*args)`` on every callback, logging failures."""
+        """Await ``callback.<name>(*args)`` on every callback, logging failures (a call
+        that outlasts ``hook_timeout`` is cancelled and logged: observers never hang a turn)."""
         for callback in self.callbacks:
             try:
-                await getattr(callback, name)(*args)
+                async with asyncio.timeout(self.hook_timeout):
+                    await getattr(callback, name)(*args)
+            except TimeoutError:
+                logger.warning(
+                    "realtime callback %s.%s timed out after %ss; skipped",
+                    type(callback).__name__,
+                    name,
+                    self.hook_timeout,
+                )
             except Exception:
                 logger.warning(
                     "realtime callback %s.%s failed", type(callback).__name__, name, exc_info=True

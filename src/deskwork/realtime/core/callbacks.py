@@ -1,7 +1,8 @@
 """Observing the engine: ``AgentCallbackHandler`` and the current-turn id.
 
-Every hook is an async no-op; override the ones you need. A hook that raises is logged and
-ignored, so observers never break a turn. During a turn, :func:`current_turn_id` returns the
+Every hook is an async no-op; override the ones you need. A hook that raises, or that
+outlasts the engine's ``agent_timeout``, is logged and ignored (cancelled), so observers
+never break or hang a turn. During a turn, :func:`current_turn_id` returns the
 id of the turn being processed (also inside agent tasks), which lets one handler follow
 several concurrent turns.
 """

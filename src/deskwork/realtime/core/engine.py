@@ -378,7 +378,7 @@ class AgentEngine:
         check_context(context, "process_turn")
         checked = check_turn(trigger_type, allowed_agent_ids, trigger_metadata, "process_turn")
         turn = self._start_turn(context, *checked)
-        notifier = Notifier(self.callbacks, self.event_bus, emit)
+        notifier = Notifier(self.callbacks, self.event_bus, emit, self.agent_timeout)
         with turn_scope(turn.turn_id):
             await notifier.turn_started(turn)
             try:
