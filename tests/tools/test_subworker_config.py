@@ -37,6 +37,12 @@ def test_a_configuration_no_spawn_could_honour_is_refused(
         create_subworker_tool(desk, **options)
 
 
+def test_a_desk_that_is_not_a_desk_is_refused() -> None:
+    # it was taken; each spawn then failed with "'NoneType' object has no attribute 'model'"
+    with pytest.raises(ConfigurationError, match="desk must be a Desk"):
+        create_subworker_tool(None)  # type: ignore[arg-type]
+
+
 def test_allowed_models_as_a_set_lets_that_model_spawn(tmp_path: Path) -> None:
     adapter = ScriptedAdapter(
         [

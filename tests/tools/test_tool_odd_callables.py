@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pytest
 
+from deskwork import Desk
 from deskwork.core.tool_call import ToolCall
 from deskwork.exceptions import ConfigurationError
+from deskwork.testing import ScriptedAdapter
 from deskwork.tools import Tool, tool
 from deskwork.tools.execution import execute_tool
 from deskwork.tools.subworkers import create_subworker_tool
@@ -35,9 +38,10 @@ def test_names_providers_refuse_fail_at_definition(name: object) -> None:
         tool(name=name)(f)  # type: ignore[call-overload]
 
 
-def test_a_tool_made_without_the_decorator_checks_its_name_too() -> None:
+def test_a_tool_made_without_the_decorator_checks_its_name_too(tmp_path: Path) -> None:
+    desk = Desk(model="m", adapter=ScriptedAdapter([]), storage_dir=tmp_path / ".deskwork")
     with pytest.raises(ConfigurationError, match="invalid tool name 'spawn it'"):
-        create_subworker_tool(desk=None, name="spawn it")  # type: ignore[arg-type]
+        create_subworker_tool(desk=desk, name="spawn it")
 
 
 def test_a_partial_is_a_tool_with_a_name_and_its_function_s_types() -> None:

@@ -133,8 +133,13 @@ def create_subworker_tool(
         name: the tool's name.
 
     Raises:
-        ConfigurationError: a budget is out of range.
+        ConfigurationError: ``desk`` is not a Desk, a budget is out of range, an available
+            tool is not a tool, or ``allowed_models`` is one string.
     """
+    from deskwork.runtime.desk import Desk
+
+    if not isinstance(desk, Desk):
+        raise ConfigurationError(f"desk must be a Desk (it runs the children), not {desk!r}")
     _check_budgets(
         max_subworkers,
         max_tools_per_subworker,
