@@ -172,3 +172,15 @@ def test_memory_and_event_writes_name_a_wrong_argument(write: Write, message: st
     with pytest.raises(TypeError, match=message):
         write(board)
     assert board.memory == {} and board.events == []
+
+
+@pytest.mark.parametrize("store", [None, "sessions"])
+def test_save_to_and_load_from_need_a_session_store(store: Any, tmp_path: Path) -> None:
+    """Before: AttributeError: 'NoneType' object has no attribute 'get_session'."""
+    with pytest.raises(TypeError, match="store must be a SessionStore"):
+        Blackboard().save_to(store, "s1")
+    with pytest.raises(TypeError, match="store must be a SessionStore"):
+        Blackboard.load_from(store, "s1")
+    desk = Desk(adapter=ScriptedAdapter(), storage_dir=tmp_path)
+    with pytest.raises(TypeError, match="got Desk"):
+        Blackboard().save_to(desk, "s1")  # type: ignore[arg-type]

@@ -22,12 +22,34 @@ from deskwork.core.message import Message
 if TYPE_CHECKING:
     from deskwork.store.session import SessionStore
 
-__all__ = ["BOARD_MESSAGE_NAME", "STORE_WORKER_NAME", "load_board_state", "save_board", "store_id"]
+__all__ = [
+    "BOARD_MESSAGE_NAME",
+    "STORE_WORKER_NAME",
+    "check_store",
+    "load_board_state",
+    "save_board",
+    "store_id",
+]
 
 BOARD_MESSAGE_NAME: Final = "deskwork.realtime.blackboard"
 """``Message.name`` of the stored board."""
 STORE_WORKER_NAME: Final = "deskwork.realtime"
 """``worker_name`` of the sessions that hold boards."""
+
+
+def check_store(store: Any) -> None:
+    """Refuse a ``store`` that is not a ``SessionStore`` (e.g. the desk instead of
+    ``desk.session_store``), naming what was given.
+
+    Raises:
+        TypeError: ``store`` is not a ``SessionStore``.
+    """
+    from deskwork.store.session import SessionStore
+
+    if not isinstance(store, SessionStore):
+        raise TypeError(
+            f"store must be a SessionStore (e.g. desk.session_store), got {type(store).__name__}"
+        )
 
 
 def store_id(session_id: str) -> str:
@@ -46,6 +68,7 @@ def store_id(session_id: str) -> str:
 
 def save_board(store: SessionStore, session_id: str, state: Mapping[str, Any]) -> None:
     """Save a board state (``Blackboard.to_state()``) for ``session_id``, replacing any."""
+    check_store(store)
     key = store_id(session_id)
     if store.get_session(key) is None:
         with suppress(ValueError):  # created meanwhile by a concurrent save
@@ -56,6 +79,7 @@ def save_board(store: SessionStore, session_id: str, state: Mapping[str, Any]) -
 
 def load_board_state(store: SessionStore, session_id: str) -> dict[str, Any] | None:
     """The last board state saved for ``session_id``, or ``None``."""
+    check_store(store)
     key = store_id(session_id)
     if store.get_session(key) is None:
         return None
