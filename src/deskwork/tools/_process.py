@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import inspect
 import multiprocessing
+import pickle
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -56,13 +57,24 @@ def _child(module: str, qualname: str, arguments: dict[str, Any], conn: Connecti
         value = _resolve(module, qualname)(**arguments)
         message: tuple[bool, Any] = (True, value)
     except BaseException as exc:  # sent to the parent, which reports it as the tool's error
-        message = (False, exc)
+        message = (False, _portable(exc))
     try:
         conn.send(message)
     except Exception as exc:  # the result or exception cannot be pickled
         conn.send((False, ToolExecutionError(f"cannot send the tool's result back: {exc}")))
     finally:
         conn.close()
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if the parent can rebuild it from its pickle, else a ``ToolExecutionError`` with
+    its type and text: an exception whose ``__init__`` takes several arguments (or a class
+    defined in a function) would arrive as an unrelated ``TypeError`` or not at all."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return ToolExecutionError(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 async def call_in_process(fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
@@ -94,6 +106,11 @@ async def call_in_process(fn: Callable[..., Any], arguments: dict[str, Any]) -> 
             raise ToolExecutionError(
                 f"the process of tool function {qualname!r} exited (code {process.exitcode})"
                 " without an answer"
+            ) from None
+        except Exception as exc:  # it arrived, but cannot be rebuilt in this process
+            raise ToolExecutionError(
+                f"cannot read the result of tool function {qualname!r} back:"
+                f" {type(exc).__name__}: {exc}"
             ) from None
     finally:
         receiver.close()
