@@ -122,6 +122,11 @@ def _desk(args: argparse.Namespace) -> Any:
     from deskwork.runtime.desk import Desk
 
     if args.desk:
+        if args.database_url is not None or args.storage_dir != ".deskwork":
+            raise _UsageError(  # they would be ignored: the runs go to that desk's stores
+                f"--database-url and --storage-dir build the desk of --model; --desk {args.desk}"
+                " has its own stores"
+            )
         desk = _load(args.desk)
         if not isinstance(desk, Desk) and callable(desk):
             desk = _call_factory(desk)
