@@ -34,7 +34,7 @@ def test_max_phases_that_is_not_an_integer_is_refused(value: Any) -> None:
         AgentEngine(adapter=ScriptedAdapter(), max_phases=value)
 
 
-@pytest.mark.parametrize("value", [-1, 0, float("nan"), "5", True])
+@pytest.mark.parametrize("value", [-1, 0, float("nan"), float("inf"), "5", True])
 def test_agent_timeout_must_be_a_positive_number_or_none(value: Any) -> None:
     with pytest.raises(ConfigurationError, match="agent_timeout must be a number"):
         AgentEngine(adapter=ScriptedAdapter(), agent_timeout=value)

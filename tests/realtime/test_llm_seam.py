@@ -40,6 +40,7 @@ async def test_the_client_never_asks_the_provider_client_to_retry() -> None:
         ({"adapter_provider": 5}, "adapter_provider must be callable"),
         ({"timeout": -1}, "timeout must be a number of seconds above 0"),
         ({"timeout": "30"}, "timeout must be a number of seconds above 0"),
+        ({"timeout": float("inf")}, "timeout must be a number of seconds above 0"),
         ({"max_tokens": 0}, "max_tokens must be an integer above 0"),
         ({"max_tokens": 2.5}, "max_tokens must be an integer above 0"),
     ],

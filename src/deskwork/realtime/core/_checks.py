@@ -9,7 +9,6 @@ raised a bare ``TypeError`` from a comparison, ``max_phases=2.5`` failed every t
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.realtime.core.agent import BaseAgent
 from deskwork.realtime.core.callbacks import AgentCallbackHandler
 from deskwork.realtime.core.models import AgentContext, TriggerType
+from deskwork.utils import check_seconds
 
 __all__ = [
     "HOOKS",
@@ -40,10 +40,6 @@ HOOKS = tuple(name for name in vars(AgentCallbackHandler) if name.startswith("on
 """The hooks a callback handler must provide (``on_turn_start`` ...)."""
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def check_phases(max_phases: Any) -> int:
     """``max_phases`` when it is an integer (clamped later), else a ``ConfigurationError``."""
     if not isinstance(max_phases, int) or isinstance(max_phases, bool):
@@ -52,16 +48,8 @@ def check_phases(max_phases: Any) -> int:
 
 
 def check_timeout(agent_timeout: Any) -> float | None:
-    """``agent_timeout`` when it is ``None`` or a number above 0, else a ``ConfigurationError``."""
-    if agent_timeout is None:
-        return None
-    if not _is_number(agent_timeout) or math.isnan(agent_timeout) or agent_timeout <= 0:
-        raise ConfigurationError(
-            "AgentEngine: agent_timeout must be a number of seconds above 0, or None for no "
-            f"limit, got {agent_timeout!r}"
-        )
-    seconds: float = agent_timeout  # kept as given (30 stays 30 in messages)
-    return seconds
+    """``agent_timeout`` when it is ``None`` or a finite number above 0 (``check_seconds``)."""
+    return check_seconds(agent_timeout, "AgentEngine: agent_timeout")
 
 
 def check_clock(clock: Any) -> None:

@@ -111,7 +111,7 @@ class AgentConfig(BaseModel):
     """Output token cap for the model call (``None``: the provider's default)."""
     output_format: str = "default"
     """Output format name for LLM agents."""
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Seconds this agent may take per run; ``None`` uses the engine's ``agent_timeout``."""
     strict: bool = True
     """Raise on problems (``True``) or warn and repair them (``False``)."""

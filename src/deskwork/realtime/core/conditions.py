@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 
 from deskwork.realtime.core._problems import AgentConfigurationError, ProblemLog
 from deskwork.realtime.core.blackboard import Blackboard
+from deskwork.utils import is_number
 
 __all__ = ["ConditionEvaluator", "ConditionRule", "Operator", "TriggerConditions"]
 
@@ -56,10 +57,6 @@ _ORDERING: Final[dict[str, Callable[[Any, Any], bool]]] = {
 }
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _check_value(op: str, raw: Mapping[str, Any], where: str) -> None:
     """Validate the ``value`` / ``result`` fields for ``op``."""
     if op in _NEEDS_VALUE and "value" not in raw:
@@ -73,11 +70,11 @@ def _check_value(op: str, raw: Mapping[str, Any], where: str) -> None:
             )
     if op in ("in", "not_in") and not isinstance(value, list | tuple):
         raise AgentConfigurationError(f"{where}: operator {op!r} needs a list 'value'")
-    if op in _ORDERING and not (_is_number(value) or isinstance(value, str)):
+    if op in _ORDERING and not (is_number(value) or isinstance(value, str)):
         raise AgentConfigurationError(f"{where}: operator {op!r} needs a number or string 'value'")
-    if op == "mod" and (not _is_number(value) or value == 0):
+    if op == "mod" and (not is_number(value) or value == 0):
         raise AgentConfigurationError(f"{where}: operator 'mod' needs a non-zero number 'value'")
-    if "result" in raw and (op != "mod" or not _is_number(raw["result"])):
+    if "result" in raw and (op != "mod" or not is_number(raw["result"])):
         raise AgentConfigurationError(f"{where}: 'result' is only valid as a number with 'mod'")
 
 
@@ -305,7 +302,7 @@ def _compare(rule: ConditionRule, found: bool, actual: Any) -> bool:
         return False
     if op in ("exists", "not_empty"):
         return bool(actual)
-    if rule.source == "queue" and isinstance(actual, list) and _is_number(expected):
+    if rule.source == "queue" and isinstance(actual, list) and is_number(expected):
         actual = len(actual)
     if op == "eq":
         return bool(actual == expected)
@@ -320,4 +317,4 @@ def _compare(rule: ConditionRule, found: bool, actual: Any) -> bool:
     if op == "contains":
         return isinstance(actual, str | list | dict) and expected in actual
     # mod
-    return _is_number(actual) and actual % expected == rule.result
+    return is_number(actual) and actual % expected == rule.result

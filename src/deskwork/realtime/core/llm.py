@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.exceptions import ConfigurationError, DeskworkError
+from deskwork.utils import check_seconds
 
 __all__ = [
     "AgentOutputError",
@@ -230,16 +231,13 @@ def _check_client(adapter: Any, provider: Any, timeout: Any, max_tokens: Any) ->
         problem = f"adapter must be a BaseModelAdapter, got {type(adapter).__name__}"
     elif provider is not None and not callable(provider):
         problem = f"adapter_provider must be callable, got {type(provider).__name__}"
-    elif timeout is not None and (
-        not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0
-    ):
-        problem = f"timeout must be a number of seconds above 0 or None, got {timeout!r}"
     elif max_tokens is not None and (
         not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
     ):
         problem = f"max_tokens must be an integer above 0 or None, got {max_tokens!r}"
     if problem is not None:
         raise ConfigurationError(f"LLMClient: {problem}")
+    check_seconds(timeout, "LLMClient: timeout")
 
 
 @cache
