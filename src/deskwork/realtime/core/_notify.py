@@ -12,7 +12,7 @@ from typing import Any
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.core.event import Event as BusEvent
-from deskwork.core.redact import redact, redact_text
+from deskwork.core.redact import exception_text, redact
 from deskwork.event_bus import EventBus
 from deskwork.realtime.core._turn import PhaseRecord, Turn
 from deskwork.realtime.core.agent import BaseAgent
@@ -22,23 +22,15 @@ from deskwork.realtime.core.models import AgentContext, AgentResponse
 from deskwork.runtime.config import EventEmitter
 from deskwork.utils import new_id, utc_now
 
-__all__ = ["Notifier", "describe_error", "error_message"]
+__all__ = ["Notifier", "describe_error"]
 
 logger = get_stdlib_logger("deskwork.realtime.engine")
 
 
-def error_message(error: BaseException) -> str:
-    """``str(error)``, or a placeholder when the exception's ``__str__`` itself raises (an
-    agent's odd exception must not fail the turn that reports it)."""
-    try:
-        return str(error)
-    except Exception:
-        return f"<the {type(error).__name__}'s message could not be read>"
-
-
 def describe_error(error: BaseException) -> str:
-    """``"TypeName: message"`` with secrets redacted (a timeout says so plainly)."""
-    text = redact_text(error_message(error))
+    """``"TypeName: message"`` with secrets redacted (a timeout says so plainly); an
+    exception whose ``__str__`` raises is described by a placeholder (``exception_text``)."""
+    text = exception_text(error)
     if isinstance(error, TimeoutError):
         return f"TimeoutError: {text}" if text else "TimeoutError: timed out"
     return f"{type(error).__name__}: {text}"

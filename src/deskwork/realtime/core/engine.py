@@ -31,6 +31,7 @@ from deskwork._aio import gather_or_cancel
 from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration._blackboard import copy_json
 from deskwork.core.job import Job
+from deskwork.core.redact import exception_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunState
 from deskwork.event_bus import EventBus
@@ -50,7 +51,7 @@ from deskwork.realtime.core._checks import (
     check_turn,
 )
 from deskwork.realtime.core._merge import Contribution, apply_phase, normalize_response
-from deskwork.realtime.core._notify import Notifier, describe_error, error_message
+from deskwork.realtime.core._notify import Notifier, describe_error
 from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core._selection import QUIET_REASONS, match_keyword, trigger_skip_reason
 from deskwork.realtime.core._turn import PhaseRecord, Turn
@@ -568,7 +569,7 @@ class AgentEngine:
             response = normalize_response(response, agent.config.id)
         except Exception as exc:
             error = exc
-            if isinstance(exc, TimeoutError) and not error_message(exc):
+            if isinstance(exc, TimeoutError) and not exception_text(exc):
                 error = TimeoutError(f"agent {agent.config.id!r} timed out after {timeout}s")
             await notifier.agent_failed(turn, phase, agent, error, time.perf_counter() - started)
             return _error_response(agent, error), True
