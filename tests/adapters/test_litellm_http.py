@@ -435,3 +435,18 @@ async def test_an_echoed_key_is_nowhere_in_the_error_a_durable_desk_pickles(
     await adapter.aclose()
     assert getattr(raised.value, "status_code", None) == 500  # still a retriable 500
     assert PLAIN_KEY.encode() not in pickle.dumps(raised.value)
+
+
+def test_a_gateway_key_sent_as_an_extra_header_is_hidden_too(srv: OpenAICompatServer) -> None:
+    """AI gateways take their own key in a header (extra_params={"extra_headers": ...})."""
+    srv.enqueue(ServerReply.error(400, f"gateway refused key {PLAIN_KEY}"))
+    headers = {"X-Gateway-Key": PLAIN_KEY, "cf-aig-authorization": f"Bearer {PLAIN_KEY}x"}
+    adapter = LiteLLMAdapter(
+        api_base=srv.base_url, api_key=API_KEY, extra_params={"extra_headers": headers}
+    )
+    report = Desk(model="openai/test-model", adapter=adapter, run_store=InMemoryRunStore()).run(
+        Worker(name="w"), Job(input="x")
+    )
+    assert report.status == "failed"
+    assert "gateway refused key <redacted>" in report.errors[0]
+    assert PLAIN_KEY not in report.model_dump_json()

@@ -109,7 +109,13 @@ class ProviderReplyError(DeskworkError):
 
 
 _CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_CREDENTIAL_HEADER = re.compile(r"key|auth|token|secret|password", re.IGNORECASE)
 _MIN_CREDENTIAL = 8  # shorter values are too likely to be ordinary words
+
+
+def _header_secret(value: Any) -> Any:
+    """A header's credential: its value without an auth scheme (``Bearer``, ``Basic``)."""
+    return value.split(" ", 1)[-1].strip() if isinstance(value, str) else value
 
 
 def _hidden(value: Any, secrets: list[str]) -> Any:
@@ -163,10 +169,18 @@ class LiteLLMAdapter(BaseModelAdapter):
         return f"LiteLLMAdapter(api_base={self.api_base!r})"
 
     def _credentials(self) -> list[str]:
-        """The keys a call may send: this adapter's and the provider keys LiteLLM reads from
-        the environment (``OPENAI_API_KEY``, ``AZURE_API_KEY``, ...), longest first."""
+        """The keys a call may send, longest first: this adapter's, those of its
+        ``extra_headers`` named like one (``X-Gateway-Key``, ``cf-aig-authorization``), and
+        the provider keys LiteLLM reads from the environment (``OPENAI_API_KEY``, ...)."""
         found = {self._api_key, self.extra_params.get("api_key")}
         found.update(value for name, value in os.environ.items() if _CREDENTIAL_ENV.search(name))
+        headers = self.extra_params.get("extra_headers")
+        if isinstance(headers, dict):  # an AI gateway's key, say
+            found.update(
+                _header_secret(value)
+                for name, value in headers.items()
+                if _CREDENTIAL_HEADER.search(str(name))
+            )
         keys = (k for k in found if isinstance(k, str) and len(k) >= _MIN_CREDENTIAL)
         return sorted(keys, key=len, reverse=True)
 
