@@ -12,7 +12,7 @@ from typing import Any
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.core.event import Event as BusEvent
-from deskwork.core.redact import exception_text, redact
+from deskwork.core.redact import describe_exception, exception_text, redact
 from deskwork.event_bus import EventBus
 from deskwork.realtime.core._turn import PhaseRecord, Turn
 from deskwork.realtime.core.agent import BaseAgent
@@ -28,12 +28,11 @@ logger = get_stdlib_logger("deskwork.realtime.engine")
 
 
 def describe_error(error: BaseException) -> str:
-    """``"TypeName: message"`` with secrets redacted (a timeout says so plainly); an
-    exception whose ``__str__`` raises is described by a placeholder (``exception_text``)."""
-    text = exception_text(error)
-    if isinstance(error, TimeoutError):
-        return f"TimeoutError: {text}" if text else "TimeoutError: timed out"
-    return f"{type(error).__name__}: {text}"
+    """``describe_exception``'s ``"TypeName: message"`` (redacted, safe to read), except that
+    a timeout without a message says ``"TimeoutError: timed out"``."""
+    if isinstance(error, TimeoutError) and not exception_text(error):
+        return "TimeoutError: timed out"
+    return describe_exception(error)
 
 
 class Notifier:
