@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from deskwork import Desk, Worker
-from deskwork.evals import EvalCase, contains, evaluate, llm_judge, tool_called
+from deskwork.evals import EvalCase, contains, evaluate, json_schema, llm_judge, tool_called
 from deskwork.exceptions import ConfigurationError
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, reply
@@ -55,6 +55,7 @@ def test_a_case_checks_its_status_and_scorers_when_made() -> None:
         (lambda: tool_called("search", times=0), "times must be an int >= 1, not 0"),
         (lambda: contains(5), "text must be a non-empty string, not 5"),
         (lambda: contains(""), "text must be a non-empty string"),
+        (lambda: json_schema(5), "json_schema: cannot validate 5"),  # failed in every case
         (lambda: llm_judge(5, model="m"), "llm_judge needs criteria \\(text\\), not 5"),
         (lambda: llm_judge("polite", model="m", threshold="0.5"), "threshold must be in"),
     ],

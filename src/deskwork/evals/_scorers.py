@@ -145,9 +145,17 @@ class json_schema:
 
     def __init__(self, schema: dict[str, Any] | type[BaseModel] | TypeAdapter[Any]) -> None:
         self.schema = schema
+        self._adapter: TypeAdapter[Any] | None = None
         if isinstance(schema, dict):
             jsonschema = require("jsonschema", "testing")
             jsonschema.validators.validator_for(schema).check_schema(schema)
+        elif isinstance(schema, TypeAdapter):
+            self._adapter = schema
+        else:  # built once, and a type Pydantic cannot validate fails here, not in every case
+            try:
+                self._adapter = TypeAdapter(schema)
+            except Exception as exc:
+                raise ConfigurationError(f"json_schema: cannot validate {schema!r}") from exc
 
     def __call__(self, case: EvalCase, report: Report) -> Score:
         value = output_of(report)
@@ -160,20 +168,19 @@ class json_schema:
         return _verdict(self.name, problem is None, problem or "")
 
     def _problem(self, value: Any) -> str | None:
-        schema = self.schema
-        if isinstance(schema, dict):
-            jsonschema = require("jsonschema", "testing")
-            errors = sorted(
-                jsonschema.validators.validator_for(schema)(schema).iter_errors(value),
-                key=lambda e: list(e.path),
-            )
-            return "; ".join(e.message for e in errors[:3]) or None
-        adapter = schema if isinstance(schema, TypeAdapter) else TypeAdapter(schema)
-        try:
-            adapter.validate_python(value)
-        except ValidationError as exc:
-            return "; ".join(e["msg"] for e in exc.errors()[:3])
-        return None
+        if self._adapter is not None:
+            try:
+                self._adapter.validate_python(value)
+            except ValidationError as exc:
+                return "; ".join(e["msg"] for e in exc.errors()[:3])
+            return None
+        schema = self.schema  # a JSON Schema dict
+        jsonschema = require("jsonschema", "testing")
+        errors = sorted(
+            jsonschema.validators.validator_for(schema)(schema).iter_errors(value),
+            key=lambda e: list(e.path),
+        )
+        return "; ".join(e.message for e in errors[:3]) or None
 
 
 class tool_called:
