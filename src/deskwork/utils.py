@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import math
 import os
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ __all__ = [
     "check_seconds",
     "encode_file",
     "escape_surrogates",
+    "is_items",
     "is_number",
     "model_json",
     "new_id",
@@ -124,6 +126,13 @@ def escape_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def is_items(value: Any) -> bool:
+    """Whether ``value`` is a collection of items (a list, tuple, set, generator ...): an
+    iterable that is not a text, bytes or a mapping, which would be read as their letters,
+    bytes or keys."""
+    return isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
 
 
 def is_number(value: Any) -> bool:

@@ -9,14 +9,14 @@ raised a bare ``TypeError`` from a comparison, ``max_phases=2.5`` failed every t
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from deskwork.exceptions import ConfigurationError
 from deskwork.realtime.core.agent import BaseAgent
 from deskwork.realtime.core.callbacks import AgentCallbackHandler
 from deskwork.realtime.core.models import AgentContext, TriggerType
-from deskwork.utils import check_seconds
+from deskwork.utils import check_seconds, is_items
 
 __all__ = [
     "HOOKS",
@@ -64,7 +64,7 @@ def check_callbacks(callbacks: Any) -> list[AgentCallbackHandler]:
     """The handlers in ``callbacks`` (``None``: none); each must provide every hook, async."""
     if callbacks is None:
         return []
-    if isinstance(callbacks, str | bytes | Mapping) or not isinstance(callbacks, Iterable):
+    if not is_items(callbacks):
         raise ConfigurationError(
             "AgentEngine: callbacks must be a list of AgentCallbackHandler, got "
             f"{type(callbacks).__name__}"
@@ -99,7 +99,7 @@ def check_agent(agent: Any, where: str = "register_agent") -> BaseAgent:
 
 def check_agents_given(agents: Any) -> list[BaseAgent]:
     """The agents of ``replace_agents``: an iterable (list, tuple ...) of ``BaseAgent``."""
-    if isinstance(agents, str | bytes | Mapping) or not isinstance(agents, Iterable):
+    if not is_items(agents):
         raise ConfigurationError(
             f"AgentEngine.replace_agents: expected a list of agents, got {type(agents).__name__}"
         )
@@ -149,9 +149,7 @@ def check_ids(allowed_agent_ids: Any, where: str) -> frozenset[str] | None:
     """An allow-list of agent ids (``None``: everyone); a string is refused, not split."""
     if allowed_agent_ids is None:
         return None
-    if isinstance(allowed_agent_ids, str | bytes | Mapping) or not isinstance(
-        allowed_agent_ids, Iterable
-    ):
+    if not is_items(allowed_agent_ids):
         raise TypeError(
             f"AgentEngine.{where}: allowed_agent_ids must be a list of agent ids or None, "
             f"got {type(allowed_agent_ids).__name__}"
@@ -197,7 +195,7 @@ def check_services(adapter: Any, event_bus: Any, desk: Any) -> None:
 
 def check_names(event_names: Any, where: str) -> frozenset[str]:
     """Event names given as a list (a string is refused, not read as its letters)."""
-    if isinstance(event_names, str | bytes | Mapping) or not isinstance(event_names, Iterable):
+    if not is_items(event_names):
         raise TypeError(
             f"AgentEngine.{where}: event_names must be a list of event names, got "
             f"{type(event_names).__name__}"

@@ -36,7 +36,7 @@ from deskwork.collaboration._blackboard import check_name, copy_json
 from deskwork.exceptions import DeskworkError
 from deskwork.realtime.core._persist import load_board_state, save_board
 from deskwork.realtime.core._records import Event, Fact
-from deskwork.utils import escape_surrogates
+from deskwork.utils import escape_surrogates, is_items
 
 if TYPE_CHECKING:
     from deskwork.store.session import SessionStore
@@ -585,7 +585,7 @@ def _mapping(value: Any, label: str) -> Mapping[Any, Any]:
 
 def _items(items: Any, label: str, hint: str = "") -> list[Any]:
     """The items of an iterable as a list; a string, bytes or a mapping is refused."""
-    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+    if not is_items(items):
         raise TypeError(f"{label} must be a list of items, got {type(items).__name__}{hint}")
     return list(items)
 
