@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rt_support import ScriptAgent, make_context
+from rt_support import Recorder, ScriptAgent, make_context
 
 from deskwork import Desk, Job
 from deskwork.core.event import Event as BusEvent
@@ -157,3 +157,24 @@ async def test_an_exception_whose_message_cannot_be_read_fails_its_agent_only() 
     assert "UnreadableError: <the UnreadableError's message could not be read>" in error.content
     assert seen[-1].type == RealtimeEventType.TURN_COMPLETED
     assert context.blackboard is not None and context.blackboard.get_var("good") == 1
+
+
+async def test_an_agent_response_subclass_keeps_its_type_and_fields() -> None:
+    """The re-validation of f552727 rebuilt every reply as a plain AgentResponse, so a
+    subclass's own fields no longer reached on_agent_finish."""
+
+    class Scored(AgentResponse):
+        score: int = 0
+
+    class Seen(Recorder):
+        async def on_agent_finish(
+            self, agent_name: str, response: AgentResponse | None, duration: float
+        ) -> None:
+            self.calls.append(("finish", response))
+
+    seen = Seen()
+    engine = AgentEngine(adapter=ScriptedAdapter(), callbacks=[seen])
+    engine.register_agent(ScriptAgent("a", response=Scored(score=3)))
+    await engine.process_turn(make_context())
+    [(_, finished)] = [c for c in seen.calls if c[0] == "finish"]
+    assert isinstance(finished, Scored) and finished.score == 3

@@ -61,7 +61,7 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
         raise TypeError(
             f"agent {agent_id!r} returned {type(response).__name__}, not an AgentResponse"
         )
-    response = AgentResponse.model_validate(response.__dict__)  # lists are mutable: re-check
+    response = type(response).model_validate(response.__dict__)  # lists are mutable: re-check
     own_memory_key = f"memory_{agent_id}"
     variables = {k: v for k, v in response.state_updates.items() if k != own_memory_key}
     variables.update(response.variable_updates)
