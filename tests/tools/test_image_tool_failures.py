@@ -77,3 +77,22 @@ async def test_a_well_formed_reply_still_gives_its_image(monkeypatch: pytest.Mon
         "b64_json": None,
         "revised_prompt": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"timeout": "5"}, "got '5'"),  # the error showed the doubled value: '55'
+        ({"timeout": -1}, "got -1$"),  # ... and -2
+        ({"default_model": 5}, "default_model must be a model name, not 5"),
+        ({"api_key": 12345}, "api_key must be text, not int"),
+    ],
+)
+def test_options_no_call_could_use_are_refused_as_given(
+    options: dict[str, Any], message: str
+) -> None:
+    from deskwork.exceptions import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=message) as caught:
+        make_generate_image_tool(**options)
+    assert "12345" not in str(caught.value)  # a key is not echoed, even a wrong one

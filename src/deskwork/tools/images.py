@@ -26,7 +26,9 @@ from typing import Any
 
 from deskwork.core.redact import redact_text
 from deskwork.core.tool_call import ToolResult
+from deskwork.exceptions import ConfigurationError
 from deskwork.tools.base import Tool, tool
+from deskwork.utils import check_seconds
 
 __all__ = ["DEFAULT_IMAGE_MODEL", "generate_image", "make_generate_image_tool"]
 
@@ -59,7 +61,17 @@ def make_generate_image_tool(
 
     Returns:
         A tool with parameters ``prompt`` (required), ``model``, ``size`` and ``quality``.
+
+    Raises:
+        ConfigurationError: ``timeout`` is not a number of seconds above 0, ``default_model``
+            is not a model name, or ``api_base``/``api_key`` is not text.
     """
+    check_seconds(timeout, "timeout")  # before it is doubled: the error shows the value given
+    if not isinstance(default_model, str) or not default_model:
+        raise ConfigurationError(f"default_model must be a model name, not {default_model!r}")
+    for label, value in (("api_base", api_base), ("api_key", api_key)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigurationError(f"{label} must be text, not {type(value).__name__}")
     connection = {"api_base": api_base, "api_key": api_key, "timeout": timeout}
 
     async def generate(
