@@ -11,8 +11,10 @@ Run it as a script:
 Set ``MCP_TEST_PREFIX`` to prefix every tool name (two servers with distinct tools). Set
 ``MCP_TEST_HOSTILE`` to a URL to add tools whose input schemas a client must not trust: a
 regular expression that takes exponential time, a ``$ref`` to that URL, a ``$ref`` to itself.
-Set ``MCP_TEST_TWINS`` to add tools whose names a model API cannot tell apart (``twin.name``
-and ``twin_name``; two names that differ after their 64th character).
+Set ``SERVICE_API_KEY`` to add a ``use_service`` tool whose error names that key (a server
+echoing a credential it was given). Set ``MCP_TEST_TWINS`` to add tools whose names a model
+API cannot tell apart (``twin.name`` and ``twin_name``; two names that differ after their 64th
+character).
 """
 
 from __future__ import annotations
@@ -89,6 +91,14 @@ def build_server(token: str | None = None) -> MCPServer[Any]:
 
     if HOSTILE_REF:
         _add_hostile_tools(server, HOSTILE_REF)
+    service_key = os.environ.get("SERVICE_API_KEY")
+    if service_key:
+
+        @server.tool(name="use_service")
+        def use_service() -> str:
+            """Call a service with the key; it refuses, and the error echoes the key."""
+            raise ToolError(f"the service refused key {service_key}")
+
     if os.environ.get("MCP_TEST_TWINS"):
         for name in TWINS:
 

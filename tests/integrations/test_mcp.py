@@ -367,3 +367,15 @@ async def test_tools_of_one_server_whose_names_clash_once_valid_are_all_usable()
     }
     assert (dotted.content, plain.content) == ("I am twin.name", "I am twin_name")
     assert second_long.content == "I am xxxxxxxxxx"
+
+
+async def test_a_key_given_to_a_server_is_masked_in_its_errors() -> None:
+    """A stdio server gets its credentials in ``env``; one that echoes a key in an error put
+    it, whatever its shape, in the tool result, the model's context, events and stores."""
+    key = "0123456789abcdef0123456789abcdef"
+    command, args = stdio_args()
+    async with MCPToolProvider() as provider:
+        await provider.connect_stdio(command, args, env={"SERVICE_API_KEY": key})
+        result = await provider.acall_tool("use_service")
+    assert result.error is not None
+    assert result.error.endswith("the service refused key <redacted>")

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import functools
 import os
-import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -31,7 +30,7 @@ from deskwork.adapters.base import (
     parse_tool_call,
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
-from deskwork.core.redact import REDACTED
+from deskwork.core.redact import hide_values, known_credentials
 from deskwork.exceptions import DeskworkError
 
 __all__ = ["LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
@@ -108,38 +107,15 @@ class ProviderReplyError(DeskworkError):
     status_code = 502
 
 
-_CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-_CREDENTIAL_HEADER = re.compile(r"key|auth|token|secret|password", re.IGNORECASE)
-_MIN_CREDENTIAL = 8  # shorter values are too likely to be ordinary words
-
-
-def _header_secret(value: Any) -> Any:
-    """A header's credential: its value without an auth scheme (``Bearer``, ``Basic``)."""
-    return value.split(" ", 1)[-1].strip() if isinstance(value, str) else value
-
-
-def _hidden(value: Any, secrets: list[str]) -> Any:
-    """``value`` (a text, or JSON-like data holding texts) with ``secrets`` masked."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {key: _hidden(item, secrets) for key, item in value.items()}
-    if type(value) in (list, tuple):
-        return type(value)(_hidden(item, secrets) for item in value)
-    return value
-
-
 def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
     """Mask ``secrets`` in ``exc``'s message and in what it keeps of the server's answer
     (``body``, which a durable desk pickles into its store), in place: its type, status and
     headers stay, so the desk still classifies and retries it."""
-    exc.args = _hidden(exc.args, secrets)
+    exc.args = hide_values(exc.args, secrets)
     for name, value in list(getattr(exc, "__dict__", {}).items()):
         if isinstance(value, str | dict | list | tuple):
             with contextlib.suppress(AttributeError, TypeError):
-                setattr(exc, name, _hidden(value, secrets))
+                setattr(exc, name, hide_values(value, secrets))
 
 
 class LiteLLMAdapter(BaseModelAdapter):
@@ -172,17 +148,12 @@ class LiteLLMAdapter(BaseModelAdapter):
         """The keys a call may send, longest first: this adapter's, those of its
         ``extra_headers`` named like one (``X-Gateway-Key``, ``cf-aig-authorization``), and
         the provider keys LiteLLM reads from the environment (``OPENAI_API_KEY``, ...)."""
-        found = {self._api_key, self.extra_params.get("api_key")}
-        found.update(value for name, value in os.environ.items() if _CREDENTIAL_ENV.search(name))
         headers = self.extra_params.get("extra_headers")
-        if isinstance(headers, dict):  # an AI gateway's key, say
-            found.update(
-                _header_secret(value)
-                for name, value in headers.items()
-                if _CREDENTIAL_HEADER.search(str(name))
-            )
-        keys = (k for k in found if isinstance(k, str) and len(k) >= _MIN_CREDENTIAL)
-        return sorted(keys, key=len, reverse=True)
+        return known_credentials(
+            (self._api_key, self.extra_params.get("api_key")),
+            env=os.environ,
+            headers=headers if isinstance(headers, dict) else None,
+        )
 
     @contextlib.contextmanager
     def _no_credentials(self) -> Iterator[None]:

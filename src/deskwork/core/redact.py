@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any, Literal, TypeVar, overload
 
@@ -15,6 +16,8 @@ __all__ = [
     "REDACTED",
     "describe_exception",
     "exception_text",
+    "hide_values",
+    "known_credentials",
     "may_hold_secrets",
     "redact",
     "redact_model",
@@ -91,6 +94,47 @@ def redact_text(text: str) -> str:
     if "://" in text:
         text = url_password.sub(lambda m: m.group(1) + REDACTED, text)
     return pairs.sub(_pair, values.sub(REDACTED, text))
+
+
+_CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_CREDENTIAL_HEADER = re.compile(r"key|auth|token|secret|passw", re.IGNORECASE)
+_MIN_CREDENTIAL = 8  # shorter values are too likely to be ordinary words
+
+
+def known_credentials(
+    given: Iterable[object] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The credentials a caller holds, by value, for :func:`hide_values`: ``given``, the
+    values of ``env`` whose names end like a key's (``OPENAI_API_KEY``, ``HF_TOKEN``) and of
+    ``headers`` named like one (``X-Api-Key``, ``Authorization`` without its ``Bearer``).
+    Each has 8 characters or more; the longest come first."""
+    found = set(given)
+    found.update(value for name, value in (env or {}).items() if _CREDENTIAL_ENV.search(name))
+    for name, value in (headers or {}).items():
+        if isinstance(value, str) and _CREDENTIAL_HEADER.search(str(name)):
+            found.add(value.split(" ", 1)[-1].strip())  # without an auth scheme
+    keys = (k for k in found if isinstance(k, str) and len(k) >= _MIN_CREDENTIAL)
+    return sorted(keys, key=len, reverse=True)
+
+
+def hide_values(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` (a text, or JSON-like data holding texts) with each of ``secrets`` replaced
+    by :data:`REDACTED`: the exact credentials a caller knows (a server may echo one of any
+    shape, which :func:`redact_text`'s patterns cannot spot)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {key: hide_values(item, secrets) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(hide_values(item, secrets) for item in value)
+    return value
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -37,7 +37,10 @@ Tool names
 Credentials
     Headers and HTTP clients are used for requests only. Tool results, error messages, tool
     metadata and reprs name a server by its command or its URL without user info, query or
-    fragment, and error texts pass through :func:`~deskwork.core.redact.redact_text`.
+    fragment, and error texts pass through :func:`~deskwork.core.redact.redact_text`. A
+    credential the connection was given (a stdio server's ``env`` named like a key, a header
+    named like one, of ``headers`` or of the HTTP client) is masked in them whatever its
+    shape, should the server echo it.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from deskwork._extras import require
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import hide_values, known_credentials, redact_text
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError, DeskworkError
 from deskwork.tools.base import Tool
@@ -162,7 +165,8 @@ class MCPToolProvider:
             streams: Streams = await stack.enter_async_context(stdio_client(params))
             return streams
 
-        return await self._connect(f"stdio:{Path(command).name}", open_streams, prefix)
+        secrets = known_credentials(env=env)
+        return await self._connect(f"stdio:{Path(command).name}", open_streams, prefix, secrets)
 
     async def connect_streamable_http(
         self,
@@ -202,7 +206,9 @@ class MCPToolProvider:
             )
             return streams[0], streams[1]
 
-        return await self._connect(_safe_url(url), open_streams, prefix)
+        return await self._connect(
+            _safe_url(url), open_streams, prefix, _http_credentials(http_client, headers)
+        )
 
     async def connect_sse(
         self,
@@ -247,10 +253,14 @@ class MCPToolProvider:
             streams = await stack.enter_async_context(transport)
             return streams[0], streams[1]
 
-        return await self._connect(_safe_url(url), open_streams, prefix)
+        return await self._connect(
+            _safe_url(url), open_streams, prefix, _http_credentials(http_client, headers)
+        )
 
-    async def _connect(self, label: str, opener: Opener, prefix: str) -> list[Tool]:
-        conn = _Connection(label, opener)
+    async def _connect(
+        self, label: str, opener: Opener, prefix: str, secrets: list[str]
+    ) -> list[Tool]:
+        conn = _Connection(label, opener, secrets)
         await conn.start(self.connect_timeout)
         try:
             tools = self._make_tools(conn, prefix)
@@ -375,8 +385,10 @@ async def _on_loop(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]
 class _Connection:
     """One MCP session, owned by a task on the loop that connected it."""
 
-    def __init__(self, label: str, opener: Opener) -> None:
+    def __init__(self, label: str, opener: Opener, secrets: list[str]) -> None:
         self.label = label
+        self.secrets = secrets
+        """The credentials this connection was given (env, headers): masked in its errors."""
         self.loop = asyncio.get_running_loop()
         self._opener = opener
         self.session: ClientSession | None = None
@@ -413,7 +425,7 @@ class _Connection:
                 ready.set_result(None)
                 await self._stop.wait()
         except BaseException as exc:  # contain server failures: this task is ours
-            reason = _describe(exc, timeout)
+            reason = hide_values(_describe(exc, timeout), self.secrets)
             if self.http_status is not None:
                 reason = f"HTTP {self.http_status} {_status_phrase(self.http_status)} ({reason})"
             if not ready.done():
@@ -445,8 +457,8 @@ class _Connection:
                 )
             else:
                 message = f"MCP tool {name!r} on {self.label} failed: {_describe(exc)}"
-            return _failure(message, exc)
-        return _tool_result(name, result)
+            return _failure(hide_values(message, self.secrets), exc)
+        return _tool_result(name, result, self.secrets)
 
     async def close(self) -> None:
         """End the session and wait for the transport to shut down."""
@@ -543,7 +555,7 @@ def _no_errors(*_: Any) -> None:
     """A keyword that is not checked."""
 
 
-def _tool_result(name: str, result: CallToolResult) -> ToolResult:
+def _tool_result(name: str, result: CallToolResult, secrets: list[str]) -> ToolResult:
     texts: list[str] = []
     extra: list[dict[str, Any]] = []
     for block in result.content:
@@ -553,7 +565,8 @@ def _tool_result(name: str, result: CallToolResult) -> ToolResult:
             extra.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
     content = "\n".join(texts)
     if result.is_error:
-        return ToolResult(error=redact_text(content or f"MCP tool {name!r} reported an error"))
+        error = hide_values(content, secrets) or f"MCP tool {name!r} reported an error"
+        return ToolResult(error=redact_text(error))
     data: Any = result.structured_content
     if data is None and extra:
         data = {"content": extra}
@@ -606,6 +619,13 @@ def _status_phrase(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+def _http_credentials(http_client: Any, headers: Mapping[str, str] | None) -> list[str]:
+    """The credentials of an HTTP connection: its secret-named headers, the user client's too."""
+    own = getattr(http_client, "headers", None)
+    given = {**(dict(own) if isinstance(own, Mapping) else {}), **dict(headers or {})}
+    return known_credentials(headers=given)
 
 
 def _safe_url(url: str) -> str:
