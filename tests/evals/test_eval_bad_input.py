@@ -70,3 +70,17 @@ def test_a_case_without_a_job_to_run_is_refused_when_made(blank: object) -> None
     # it was taken, then its Job raised out of evaluate(): every other case's result was lost
     with pytest.raises(ValidationError, match="Job needs an input"):
         EvalCase(input=blank)
+
+
+SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def test_a_scorer_s_error_is_redacted_in_results_and_table(tmp_path: Path) -> None:
+    def leaky(case: EvalCase, report: Any) -> bool:
+        raise RuntimeError(f"judge endpoint refused key {SECRET}")
+
+    desk, _ = _desk(tmp_path)
+    result = evaluate(Worker(name="w"), [EvalCase(input="hi")], desk=desk, scorers=[leaky])
+    reason = result.cases[0].scores[0].reason
+    assert reason is not None and reason.startswith("scorer raised RuntimeError: judge endpoint")
+    assert SECRET not in result.model_dump_json() and SECRET not in result.table()

@@ -202,7 +202,7 @@ def test_failed_runs_broken_scorers_and_odd_answers_fail_only_their_case() -> No
     )
     scored, failed = result.cases
     boom_score, odd_score, half_score = scored.scores
-    assert boom_score.reason == "scorer raised ValueError('bad scorer')"
+    assert boom_score.reason == "scorer raised ValueError: bad scorer"
     assert odd_score.name == "odd" and "expected a Score" in (odd_score.reason or "")
     assert (half_score.value, half_score.passed) == (0.5, True)
     assert failed.status == "failed" and not failed.passed

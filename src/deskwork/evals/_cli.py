@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from deskwork.core.redact import describe_exception, exception_text
 from deskwork.evals._case import EvalCase
 from deskwork.evals._run import evaluate
 from deskwork.exceptions import ConfigurationError
@@ -55,7 +56,7 @@ def run_eval(args: argparse.Namespace) -> int:
         desk = _desk(args)
         result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency)
     except (_UsageError, ConfigurationError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exception_text(exc)}", file=sys.stderr)
         return 2
     if args.json:
         data = {"summary": result.summary(), "cases": result.model_dump(mode="json")["cases"]}
@@ -80,7 +81,7 @@ def _load(spec: str) -> Any:
     try:
         value: Any = importlib.import_module(module_name)
     except Exception as exc:  # not found, or the module raised while it was imported
-        raise _UsageError(f"cannot import {module_name!r}: {_why(exc)}") from exc
+        raise _UsageError(f"cannot import {module_name!r}: {describe_exception(exc)}") from exc
     for part in attr.split("."):
         if not hasattr(value, part):
             raise _UsageError(f"{module_name!r} has no attribute {attr!r}")
@@ -102,11 +103,7 @@ def _call_factory(factory: Any) -> Any:
         return factory()
     except Exception as exc:
         name = getattr(factory, "__qualname__", repr(factory))
-        raise _UsageError(f"{name}() raised {_why(exc)}") from exc
-
-
-def _why(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
+        raise _UsageError(f"{name}() raised {describe_exception(exc)}") from exc
 
 
 def _cases(value: Any) -> list[EvalCase]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from deskwork._aio import gather_or_cancel
 from deskwork._sync import run_sync
+from deskwork.core.redact import describe_exception
 from deskwork.core.report import Report
 from deskwork.evals._case import (
     CaseResult,
@@ -114,8 +115,9 @@ async def _run_case(
     try:
         report = await desk.arun(runner, case.job())
     except Exception as exc:  # e.g. a ConfigurationError: the case could not start
+        why = f"run did not start: {describe_exception(exc)}"
         return CaseResult(
-            **base, status="error", passed=False, errors=[f"run did not start: {exc}"],
+            **base, status="error", passed=False, errors=[why],
             duration_s=time.perf_counter() - started,
         )  # fmt: skip
     scores = await _scores(case, report, shared)

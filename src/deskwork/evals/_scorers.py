@@ -17,6 +17,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from deskwork._extras import require
 from deskwork.core.event import EventType
+from deskwork.core.redact import describe_exception
 from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, as_text, output_of
 from deskwork.exceptions import ConfigurationError
@@ -52,7 +53,9 @@ async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
         if inspect.isawaitable(result):
             result = await result
     except Exception as exc:  # a broken scorer fails its case, never the eval
-        return Score(name=name, value=0.0, passed=False, reason=f"scorer raised {exc!r}")
+        return Score(
+            name=name, value=0.0, passed=False, reason=f"scorer raised {describe_exception(exc)}"
+        )
     return _normalize(name, result)
 
 
