@@ -184,3 +184,33 @@ def test_save_to_and_load_from_need_a_session_store(store: Any, tmp_path: Path) 
     desk = Desk(adapter=ScriptedAdapter(), storage_dir=tmp_path)
     with pytest.raises(TypeError, match="got Desk"):
         Blackboard().save_to(desk, "s1")  # type: ignore[arg-type]
+
+
+def _damaged(key: str, value: Any) -> dict[str, Any]:
+    state = Blackboard(variables={"phase": "closing"}).to_state()
+    for entry in state["entries"]:
+        if entry["key"] == key:
+            entry["value"] = value
+    return state
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("variables", [1, 2], "variables must be an object, got list"),
+        ("queues", "q", "queues must be an object, got str"),
+        ("facts", {"type": "budget"}, "facts must be a list, got dict"),
+        ("facts", [{"value": 1}], r"facts\[0\] is not a valid Fact \(type: Field required\)"),
+        ("events", [5], r"events\[0\] is not a valid Event"),
+    ],
+)
+def test_a_damaged_state_is_refused_not_read_as_empty(key: str, value: Any, message: str) -> None:
+    """Before, a container of the wrong type read as empty (its data then lost at the next
+    write, which itself failed: "'list' object is not a mapping") and a broken fact failed
+    each read of board.facts with pydantic's ValidationError."""
+    with pytest.raises(ValueError, match=message):
+        Blackboard.from_state(_damaged(key, value))
+    board = Blackboard(variables={"kept": 1})
+    with pytest.raises(ValueError, match=message):
+        board.restore(_damaged(key, value))
+    assert board.variables == {"kept": 1}

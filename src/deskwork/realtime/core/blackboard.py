@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
@@ -58,6 +58,7 @@ RESERVED_PREFIX: Final = "sys."
 DEFAULT_AUTHOR: Final = "realtime"
 """Author recorded for writes made through the container operations."""
 logger = get_stdlib_logger("deskwork.realtime.blackboard")
+_ITEM_MODELS: Final[dict[str, type[Event] | type[Fact]]] = {"events": Event, "facts": Fact}
 _EMPTY: Final[dict[str, Callable[[], Any]]] = {
     "variables": dict,
     "events": list,
@@ -501,8 +502,15 @@ class Blackboard(_SharedBlackboard):
         super().clear()
 
     def restore(self, state: Mapping[str, Any]) -> None:
-        """Replace every entry with those in ``state``; raises on a frozen board."""
+        """Replace every entry with those in ``state``; raises on a frozen board.
+
+        Raises:
+            ValueError: ``state`` is not a board state, or one of its containers has the
+                wrong type or holds an event or fact that is not one (a damaged or
+                hand-edited state); the board is then unchanged.
+        """
         self._check_writable()
+        _check_state_containers(state)
         super().restore(state)
 
     # --------------------------------------------------------------- pydantic
@@ -624,6 +632,33 @@ def _surrogate_key(value: Any) -> str | None:
             if type(inner) in _NESTED and (found := _surrogate_key(inner)) is not None:
                 return found
     return None
+
+
+def _check_state_containers(state: Mapping[str, Any]) -> None:
+    """Refuse a state whose containers a board could not use: read as empty, their data
+    would be lost at the next write (which failed on the wrong type besides)."""
+    entries = state.get("entries") if isinstance(state, Mapping) else None
+    for entry in entries if isinstance(entries, list) else ():  # else: the shared parser
+        key = entry.get("key") if isinstance(entry, Mapping) else None
+        if key not in _EMPTY:
+            continue
+        value, kind = entry.get("value"), type(_EMPTY[key]())
+        if not isinstance(value, kind):
+            shape = "an object" if kind is dict else "a list"
+            raise ValueError(f"Blackboard state: {key} must be {shape}, got {type(value).__name__}")
+        model = _ITEM_MODELS.get(key)
+        if model is None:
+            continue
+        for index, item in enumerate(value):
+            try:
+                model.model_validate(item)
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                where = ".".join(str(part) for part in problem["loc"]) or "item"
+                raise ValueError(
+                    f"Blackboard state: {key}[{index}] is not a valid {model.__name__} "
+                    f"({where}: {problem['msg']})"
+                ) from None
 
 
 def _conform(key: str, value: Any) -> Any:
