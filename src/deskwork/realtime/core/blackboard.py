@@ -611,7 +611,7 @@ def check_keys(value: Any, label: str) -> None:
     key = _surrogate_key(value)
     if key is not None:
         raise TypeError(
-            f"{label}: the name {escape_surrogates(key)!r} holds a lone surrogate, which a "
+            f"{label}: the name {key!r} holds a lone surrogate, which a "
             "saved board cannot keep as a key"
         )
 
