@@ -17,6 +17,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from deskwork.core.redact import describe_exception, exception_text
 from deskwork.exceptions import ToolExecutionError
 
 __all__ = ["call_in_process", "importable_name"]
@@ -61,7 +62,8 @@ def _child(module: str, qualname: str, arguments: dict[str, Any], conn: Connecti
     try:
         conn.send(message)
     except Exception as exc:  # the result or exception cannot be pickled
-        conn.send((False, ToolExecutionError(f"cannot send the tool's result back: {exc}")))
+        error = f"cannot send the tool's result back: {exception_text(exc)}"
+        conn.send((False, ToolExecutionError(error)))
     finally:
         conn.close()
 
@@ -73,7 +75,7 @@ def _portable(exc: BaseException) -> BaseException:
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:
-        return ToolExecutionError(f"{type(exc).__name__}: {exc}")
+        return ToolExecutionError(describe_exception(exc))
     return exc
 
 
@@ -110,7 +112,7 @@ async def call_in_process(fn: Callable[..., Any], arguments: dict[str, Any]) -> 
         except Exception as exc:  # it arrived, but cannot be rebuilt in this process
             raise ToolExecutionError(
                 f"cannot read the result of tool function {qualname!r} back:"
-                f" {type(exc).__name__}: {exc}"
+                f" {describe_exception(exc)}"
             ) from None
     finally:
         receiver.close()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception, redact_text
 from deskwork.core.tool_call import ToolResult
 from deskwork.exceptions import ConfigurationError
 from deskwork.tools.base import Tool, tool
@@ -103,7 +103,7 @@ async def _generate(
             prompt=prompt, model=model, size=size, quality=quality, drop_params=True, **options
         )
     except Exception as exc:
-        endpoint_error = f"{type(exc).__name__}: {exc}"
+        endpoint_error = describe_exception(exc)
     else:
         image = _from_image_response(response)
         if image is not None:
@@ -116,7 +116,7 @@ async def _generate(
             **options,
         )
     except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
+        error = describe_exception(exc)
         raise _failure(error, endpoint_error, connection.get("api_key")) from None
     image = _from_chat_response(reply)
     if image is None:
