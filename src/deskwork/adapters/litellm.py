@@ -237,12 +237,16 @@ class LiteLLMAdapter(BaseModelAdapter):
                 params["stream"] = True
                 params["stream_options"] = stream_options or {"include_usage": True}
                 response = await self._litellm.acompletion(**params)
-                return self._guarded_chunks(response, model)
+                # LiteLLM's mock streams send no finish reason: not a cut stream
+                whole = not params.get("mock_response")
+                return self._guarded_chunks(response, model, whole)
             return _to_response(await self._litellm.acompletion(**params), model)
 
-    async def _guarded_chunks(self, stream: Any, model: str) -> AsyncIterator[StreamChunk]:
+    async def _guarded_chunks(
+        self, stream: Any, model: str, whole: bool
+    ) -> AsyncIterator[StreamChunk]:
         with self._no_credentials():
-            async for chunk in _chunks(stream, model):
+            async for chunk in _chunks(stream, model, whole):
                 yield chunk
 
     def complete(self, **kwargs: Any) -> ModelResponse:
@@ -422,7 +426,9 @@ def _cut_short(stream: Any) -> bool:
     return said is None
 
 
-async def _chunks(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
+async def _chunks(stream: Any, model: str, whole: bool = True) -> AsyncIterator[StreamChunk]:
+    """The stream's chunks; with ``whole``, a stream that ends before the provider finished
+    its reply raises :class:`ProviderReplyError` (not a truncated answer)."""
     async for chunk in stream:
         choice = (_get(chunk, "choices") or [None])[0]
         delta = _get(choice, "delta") or {}
@@ -445,7 +451,7 @@ async def _chunks(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
             thinking_blocks=_get(delta, "thinking_blocks") or None,
             cost=cost_from_usage(model, usage) if usage else None,
         )
-    if _cut_short(stream):
+    if whole and _cut_short(stream):
         raise ProviderReplyError(
             "the model's stream ended before the provider finished its reply (no"
             " finish_reason): the connection was cut, or the body was not a chat completion stream"
