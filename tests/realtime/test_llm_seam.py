@@ -11,7 +11,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.realtime import DynamicAgent
 from deskwork.realtime.core.llm import LLMClient
 from deskwork.testing import ScriptedAdapter
-from deskwork.testing.scripted import reply
+from deskwork.testing.scripted import fail, reply
 
 MESSAGES = [{"role": "user", "content": "Say something."}]
 
@@ -57,3 +57,15 @@ def test_llm_client_refuses_arguments_that_fail_every_call(
 def test_a_dynamic_agent_given_an_adapter_that_is_not_one_fails_when_built() -> None:
     with pytest.raises(ConfigurationError, match="adapter must be a BaseModelAdapter"):
         DynamicAgent(dynamic_config(), adapter="openai/gpt-4o-mini")  # type: ignore[arg-type]
+
+
+class UnreadableTimeout(TimeoutError):
+    def __str__(self) -> str:
+        raise RuntimeError("__str__ broke")
+
+
+async def test_generate_never_raises_even_for_an_unreadable_timeout() -> None:
+    """Before, reading the timeout's text raised out of generate(), documented never to."""
+    error = UnreadableTimeout()
+    result = await LLMClient(adapter=ScriptedAdapter([fail(error)])).generate("s/m", MESSAGES)
+    assert result.error is error and result.parsed is None

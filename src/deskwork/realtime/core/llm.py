@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
+from deskwork.core.redact import exception_text
 from deskwork.exceptions import ConfigurationError, DeskworkError
 from deskwork.utils import check_seconds
 
@@ -187,7 +188,8 @@ class LLMClient:
             raise
         except TimeoutError as exc:
             limit = timeout if timeout is not None else self.timeout
-            result.error = exc if str(exc) else TimeoutError(f"model call timed out after {limit}s")
+            plain = TimeoutError(f"model call timed out after {limit}s")
+            result.error = exc if exception_text(exc) else plain
         except Exception as exc:
             result.error = exc
         _LAST.set(result)
