@@ -46,6 +46,8 @@ class Turn:
     data: dict[str, Any] = field(default_factory=dict)
     agent_debug: dict[str, Any] = field(default_factory=dict)
     phases: list[PhaseRecord] = field(default_factory=list)
+    events_seen: list[dict[str, Any]] = field(default_factory=list)
+    """The board events (as JSON) this turn dispatched or emitted: the ones it clears."""
 
     @property
     def session_id(self) -> str:

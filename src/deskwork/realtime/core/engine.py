@@ -8,7 +8,8 @@ One ``process_turn`` call::
              → successful responses merge in ascending (priority, registration) order
              → their events (plus events the host left on the board) are collected
     phase 2..max_phases: EVENT agents subscribed to the previous phase's events run likewise
-    end: events are cleared from the board; the aggregated AgentResponse is returned
+    end: the events the turn dispatched or emitted are cleared from the board (one the host
+         emitted meanwhile stays for the next turn); the aggregated AgentResponse is returned
 
 A failing agent (exception, timeout, unusable output) contributes exactly one ``error``
 insight and nothing else: none of its updates or events reach the board. Other agents of
@@ -395,8 +396,8 @@ class AgentEngine:
         try:
             await self._run_phases(turn, notifier)
         finally:
-            if turn.board.count_events():
-                turn.board.clear_events(author=ENGINE_SOURCE)
+            if turn.events_seen:
+                turn.board.update("events", _without(turn.events_seen), ENGINE_SOURCE, default=[])
         turn.context.shared_state.update(public_variables(turn.board.variables))
         return turn.result()
 
@@ -430,6 +431,7 @@ class AgentEngine:
     async def _run_phases(self, turn: Turn, notifier: Notifier) -> None:
         """Run phase 1, then event phases while events arrive and ``max_phases`` allows."""
         dispatch: list[Event] = turn.board.events  # events the host left on the board
+        turn.events_seen.extend(event.model_dump(mode="json") for event in dispatch)
         for phase in range(1, self.max_phases + 1):
             names = list(dict.fromkeys(e.name for e in dispatch))
             if phase > 1 and not names:
@@ -596,6 +598,7 @@ class AgentEngine:
         turn.add_changes(apply_phase(turn.board, contributions))
         emitted = [event for item in contributions for event in item.response.events]
         turn.board.emit_events(emitted, author=ENGINE_SOURCE)
+        turn.events_seen.extend(event.model_dump(mode="json") for event in emitted)
         record.events_emitted = [event.name for event in emitted]
         return emitted
 
@@ -658,6 +661,23 @@ def check_agents(agents: Sequence[BaseAgent], strict_reasoning: bool) -> list[st
             else:
                 logger.warning(message)
     return problems
+
+
+def _without(seen: list[dict[str, Any]]) -> Any:
+    """An update of the board's events that removes ``seen`` (once each): the events a turn
+    dispatched or emitted. One the host emitted meanwhile stays for the next turn."""
+
+    def drop(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        left = list(seen)
+        kept = []
+        for event in events:
+            if event in left:
+                left.remove(event)
+            else:
+                kept.append(event)
+        return kept
+
+    return drop
 
 
 def _phase_state(host: AgentContext, snapshot: Blackboard) -> dict[str, Any]:
