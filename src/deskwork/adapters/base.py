@@ -158,7 +158,8 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
     """Merge stream chunks into one ModelResponse."""
     content: list[str] = []
     reasoning: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
+    calls: dict[int, dict[str, Any]] = {}  # the call each index is at
+    slots: list[dict[str, Any]] = []  # every call, in the order it began
     usage: dict[str, int] = {}
     finish: str | None = None
     cost: float | None = None
@@ -171,7 +172,12 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
         if chunk.thinking_blocks:
             blocks.extend(chunk.thinking_blocks)
         for delta in chunk.tool_calls:
-            slot = calls.setdefault(delta.index, {"id": None, "name": "", "arguments": []})
+            slot = calls.get(delta.index)
+            if slot is None or (delta.id and slot["id"] and delta.id != slot["id"]):
+                # a new call; another id at a used index: a server that sends no index
+                slot = {"index": delta.index, "id": None, "name": "", "arguments": []}
+                calls[delta.index] = slot
+                slots.append(slot)
             slot["id"] = slot["id"] or delta.id
             slot["name"] = slot["name"] or (delta.name or "")
             slot["arguments"].append(delta.arguments)
@@ -180,8 +186,10 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
         cost = chunk.cost if chunk.cost is not None else cost
     tool_calls = unique_call_ids(
         [
-            parse_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
-            for index, slot in sorted(calls.items())
+            parse_tool_call(
+                slot["id"] or f"call_{slot['index']}", slot["name"], "".join(slot["arguments"])
+            )
+            for slot in sorted(slots, key=lambda slot: slot["index"])
         ]
     )
     return ModelResponse(
