@@ -236,3 +236,22 @@ async def test_conditions_gate_agents_in_the_engine() -> None:
     assert gated.calls == []
     await engine.process_turn(make_context(board=board, turn_count=3))
     assert len(gated.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("board", "meta", "message"),
+    [
+        (None, {}, "blackboard must be a Blackboard, got NoneType"),
+        ({"variables": {"x": 1}}, {}, "blackboard must be a Blackboard, got dict"),
+        ("board", {}, "blackboard must be a Blackboard, got str"),
+    ],
+)
+def test_evaluate_names_a_board_or_meta_of_the_wrong_type(
+    board: Any, meta: Any, message: str
+) -> None:
+    """Before: AttributeError: 'NoneType' object has no attribute 'has_var'."""
+    rules = {"rules": [{"var": "x", "op": "exists"}]}
+    with pytest.raises(TypeError, match=message):
+        ConditionEvaluator().evaluate(rules, board, meta, "me")
+    with pytest.raises(TypeError, match="meta must be a mapping, got NoneType"):
+        ConditionEvaluator().evaluate(rules, Blackboard(), None, "me")  # type: ignore[arg-type]

@@ -247,7 +247,19 @@ class ConditionEvaluator:
             meta: Execution metadata: ``turn_count``, ``trigger_type``, ``phase``,
                 ``session_id`` and the trigger metadata keys.
             agent_id: The agent being checked (whose memory ``{"memory": key}`` reads).
+
+        Raises:
+            TypeError: ``blackboard`` is not a ``Blackboard`` or ``meta`` not a mapping.
         """
+        if not isinstance(blackboard, Blackboard):
+            raise TypeError(
+                "ConditionEvaluator.evaluate: blackboard must be a Blackboard, got "
+                f"{type(blackboard).__name__} (Blackboard.from_dict builds one from containers)"
+            )
+        if not isinstance(meta, Mapping):
+            raise TypeError(
+                f"ConditionEvaluator.evaluate: meta must be a mapping, got {type(meta).__name__}"
+            )
         block = TriggerConditions.parse(conditions)
         if block is not None and block.invalid is not None:
             return False
