@@ -161,3 +161,25 @@ def test_tracer_arguments_are_checked(kwargs: dict[str, Any], message: str) -> N
     raised deque's 'maxlen must be non-negative' and None kept every trace for good."""
     with pytest.raises(ConfigurationError, match=message):
         StructuredLogTracer(**kwargs)
+
+
+async def test_a_tracer_keeping_no_trace_still_logs_each_turn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``max_traces=0`` logs only. Before, each turn's end logged an IndexError traceback
+    ("realtime callback StructuredLogTracer.on_turn_end failed") instead of the turn."""
+    logger = get_logger("deskwork.realtime.test_trace_none_kept", logging.DEBUG)
+    handler = ListHandler()
+    logger.logger.addHandler(handler)
+    try:
+        tracer = StructuredLogTracer(logger, max_traces=0)
+        engine = AgentEngine(adapter=ScriptedAdapter(), callbacks=[tracer])
+        engine.register_agent(ScriptAgent("coach"))
+        with caplog.at_level(logging.WARNING):
+            await engine.process_turn(make_context())
+    finally:
+        logger.logger.removeHandler(handler)
+    [done] = [r for r in handler.records() if r["message"] == "realtime.turn.completed"]
+    assert done["trace"]["phases"][0]["agents_run"][0]["agent"] == "Coach"
+    assert not tracer.traces and tracer.last_trace is None
+    assert "failed" not in caplog.text

@@ -192,8 +192,7 @@ class StructuredLogTracer(AgentCallbackHandler):
             "queue_pushes_count": len(response.queue_pushes),
             "events_emitted_total": len(response.events),
         }
-        self._keep(trace)
-        self.logger.info("realtime.turn.completed", trace=self.traces[-1])
+        self.logger.info("realtime.turn.completed", trace=self._keep(trace))
 
     async def on_turn_error(self, error: BaseException, duration: float) -> None:
         """Finish the trace of a cancelled or failed turn, keep it, and log
@@ -203,13 +202,14 @@ class StructuredLogTracer(AgentCallbackHandler):
         trace["duration_ms"] = round(duration * 1000, 3)
         cancelled = isinstance(error, asyncio.CancelledError)
         trace["error"] = "cancelled" if cancelled else describe_error(error)
-        self._keep(trace)
-        self.logger.warning("realtime.turn.failed", trace=self.traces[-1])
+        self.logger.warning("realtime.turn.failed", trace=self._keep(trace))
 
-    def _keep(self, trace: dict[str, Any]) -> None:
-        """Keep a finished trace, secrets redacted (it is handed out: ``traces``)."""
+    def _keep(self, trace: dict[str, Any]) -> dict[str, Any]:
+        """Keep a finished trace, secrets redacted (it is handed out: ``traces``), and return
+        it (with ``max_traces=0`` nothing is kept, but the turn is still logged)."""
         kept: dict[str, Any] = redact(trace)
         self.traces.append(kept)
+        return kept
 
 
 def _new_phase(phase: int, agents: list[str]) -> dict[str, Any]:
