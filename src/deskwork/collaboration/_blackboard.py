@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -31,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.core._model import DeskworkModel
-from deskwork.utils import utc_now
+from deskwork.utils import escape_surrogates, utc_now
 
 __all__ = [
     "Blackboard",
@@ -39,6 +40,7 @@ __all__ = [
     "BlackboardEntry",
     "check_name",
     "copy_json",
+    "lone_surrogate_key",
     "to_json_value",
 ]
 
@@ -48,6 +50,10 @@ BlackboardCallback = Callable[[str, Any, str], object]
 """A subscriber: called as ``callback(key, value, author)`` after every write to a key."""
 
 _STATE_VERSION: Final = 1
+_LONE_SURROGATE: Final = re.compile(
+    r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}"
+)
+"""A surrogate escape in ``json.dumps`` text (ASCII) that is not half of a pair."""
 
 
 def _json_default(obj: object) -> Any:
@@ -62,19 +68,52 @@ def to_json_value(value: Any, *, label: str) -> Any:
     Pydantic models (also nested ones) are dumped in JSON mode; tuples become lists and
     non-string dict keys become strings, exactly as after a ``json.dumps``/``json.loads`` trip.
     NaN and infinities are refused: JSON has no such numbers (a saved state would turn them
-    into ``null``).
+    into ``null``). So is a dict key holding a lone surrogate (``"\\ud83d"``, half an emoji,
+    which a model's JSON can hold): a string value keeps one (saved escaped), but no saved
+    state (``to_state()``, a run's stored state, a session store) can write one as a key.
 
     Args:
         value: The value to convert.
         label: What the value is, used in the error message (for example ``"key 'plan'"``).
 
     Raises:
-        TypeError: ``value`` cannot be represented as JSON.
+        TypeError: ``value`` cannot be represented as JSON, or a key in it holds a lone
+            surrogate (the message names the key, escaped).
     """
     try:
-        return json.loads(json.dumps(value, default=_json_default, allow_nan=False))
+        text = json.dumps(value, default=_json_default, allow_nan=False)
+        stored = json.loads(text)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"value for {label} is not JSON-serializable: {exc}") from exc
+    # The JSON text is ASCII: a surrogate shows as an escape, so the common case (none)
+    # costs one search of the text, and only a lone one's value is walked for its keys.
+    if "\\ud" in text and _LONE_SURROGATE.search(text):
+        key = lone_surrogate_key(stored)
+        if key is not None:
+            raise TypeError(
+                f"value for {label}: the key {key!r} holds a lone surrogate, which a saved "
+                "state cannot keep as a key"
+            )
+    return stored
+
+
+def lone_surrogate_key(value: Any) -> str | None:
+    """The first dict key holding a lone surrogate in a JSON value (dicts and lists), if any.
+
+    Only non-ASCII keys are looked at (``isascii`` is a flag of the string, no walk).
+    """
+    if type(value) is dict:
+        mapping: dict[str, Any] = value
+        for key, inner in mapping.items():
+            if not key.isascii() and escape_surrogates(key) != key:
+                return key
+            if (found := lone_surrogate_key(inner)) is not None:
+                return found
+    elif type(value) is list:
+        for inner in value:
+            if (found := lone_surrogate_key(inner)) is not None:
+                return found
+    return None
 
 
 def check_name(label: str, value: Any) -> None:
