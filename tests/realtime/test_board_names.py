@@ -9,6 +9,7 @@ pushed three letters. Each is now a ``TypeError`` naming the argument, and nothi
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,10 @@ def test_a_board_is_saved_and_loaded_under_a_real_session_id(
         lambda b: b.push_queue("q\udc00", 1),
         lambda b: b.update_memory("coach", {"k\ud800": 1}),
         lambda b: Blackboard(variables={"v\ud800": 1}),
+        lambda b: b.set_var("note", ({"\ud83d": 1},)),  # a tuple, saved as a list
+        lambda b: b.set_var("note", OrderedDict([("\ud83d", 1)])),
+        lambda b: b.write("variables", {"v\ud800": 1}, "host"),  # the shared board's API
+        lambda b: b.update("queues", lambda q: {**q, "q\ud800": []}, "host"),
     ],
 )
 def test_a_lone_surrogate_in_a_name_or_key_is_refused(write: Write) -> None:

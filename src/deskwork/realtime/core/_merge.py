@@ -14,7 +14,7 @@ from typing import Any
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration._blackboard import to_json_value
-from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, check_keys, put_fact
+from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, put_fact
 from deskwork.realtime.core.events import ENGINE_SOURCE
 from deskwork.realtime.core.models import AgentResponse, Event, Fact
 
@@ -85,7 +85,6 @@ def normalize_response(response: AgentResponse, agent_id: str) -> AgentResponse:
         + [n for f in facts for n in (f.confidence, f.timestamp)],
     }
     data = to_json_value(raw, label=f"updates of agent {agent_id!r}")
-    check_keys(data, f"updates of agent {agent_id!r}")
     return response.model_copy(
         update={
             "variable_updates": data["variables"],

@@ -15,7 +15,9 @@ carry a session's board across a restart::
 Reading a container attribute (``board.variables``, ``board.facts`` ...) returns a fresh
 snapshot: changing it does not change the board. Write with the operations
 (``set_var``, ``push_queue``, ``add_fact`` ...); a variable name, queue name or agent id that
-is not a string is a ``TypeError`` (JSON would rename ``None`` to ``"null"``). A *frozen*
+is not a string is a ``TypeError`` (JSON would rename ``None`` to ``"null"``), and so is a
+name or key holding a lone surrogate, anywhere in a write (no saved board could keep it;
+the shared board refuses it). A *frozen*
 copy (``frozen_copy()``) is what agents see during a phase; writing to it raises
 :class:`ReadOnlyBlackboardError`.
 """
@@ -36,7 +38,7 @@ from deskwork.collaboration._blackboard import check_name, copy_json
 from deskwork.exceptions import DeskworkError
 from deskwork.realtime.core._persist import load_board_state, save_board
 from deskwork.realtime.core._records import Event, Fact
-from deskwork.utils import escape_surrogates, is_items
+from deskwork.utils import is_items
 
 if TYPE_CHECKING:
     from deskwork.store.session import SessionStore
@@ -47,7 +49,6 @@ __all__ = [
     "RESERVED_PREFIX",
     "Blackboard",
     "ReadOnlyBlackboardError",
-    "check_keys",
     "put_fact",
 ]
 
@@ -156,7 +157,6 @@ class Blackboard(_SharedBlackboard):
         }
         for fact in _items(facts or (), "facts"):
             put_fact(initial["facts"], _fact_json(fact))
-        check_keys(initial, "Blackboard")
         for key in CONTAINERS:
             self.write(key, initial[key], author=DEFAULT_AUTHOR)
 
@@ -298,13 +298,11 @@ class Blackboard(_SharedBlackboard):
     def emit_event(self, event: Event, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``event`` to the pending events (no deduplication)."""
         item = _event_json(event)
-        check_keys(item, "emit_event")
         self.update("events", lambda events: [*events, item], author, default=[])
 
     def emit_events(self, events: Iterable[Event], *, author: str = DEFAULT_AUTHOR) -> None:
         """Append several events in one atomic write."""
         items = [_event_json(e) for e in _items(events, "events")]
-        check_keys(items, "emit_events")
         if items:
             self.update("events", lambda current: [*current, *items], author, default=[])
 
@@ -336,7 +334,6 @@ class Blackboard(_SharedBlackboard):
         happens, and the engine overwrites it at the next turn).
         """
         check_name("key", key)
-        check_keys({key: value}, "set_var")
         if key.startswith(RESERVED_PREFIX):
             logger.warning("writing reserved variable %r; sys.* keys are engine-managed", key)
         self.update("variables", lambda variables: {**variables, key: value}, author, default={})
@@ -373,7 +370,6 @@ class Blackboard(_SharedBlackboard):
         """
         check_name("queue_name", queue_name)
         added = _items(items, "items", _ONE_ITEM)
-        check_keys({queue_name: added}, "push_queue_items")
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).extend(added)
@@ -384,7 +380,6 @@ class Blackboard(_SharedBlackboard):
     def push_queue(self, queue_name: str, item: Any, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``item`` to the queue ``queue_name`` (created if missing)."""
         check_name("queue_name", queue_name)
-        check_keys({queue_name: [item]}, "push_queue")
 
         def push(queues: dict[str, list[Any]]) -> dict[str, list[Any]]:
             queues.setdefault(queue_name, []).append(item)
@@ -429,7 +424,6 @@ class Blackboard(_SharedBlackboard):
     def add_fact(self, fact: Fact, *, author: str = DEFAULT_AUTHOR) -> None:
         """Add ``fact``, replacing a duplicate ``(type, key)`` of lower or equal confidence."""
         item = _fact_json(fact)
-        check_keys(item, "add_fact")
 
         def add(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
             put_fact(facts, item)
@@ -460,7 +454,6 @@ class Blackboard(_SharedBlackboard):
         """Replace ``agent_id``'s private memory with ``data``."""
         check_name("agent_id", agent_id)
         data = _named("data", "memory key", _mapping(data, "data"))
-        check_keys({agent_id: data}, "set_memory")
         self.update("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
 
     def update_memory(
@@ -469,7 +462,6 @@ class Blackboard(_SharedBlackboard):
         """Merge ``updates`` into ``agent_id``'s private memory."""
         check_name("agent_id", agent_id)
         updates = _named("updates", "memory key", _mapping(updates, "updates"))
-        check_keys({agent_id: updates}, "update_memory")
 
         def merge(memory: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             memory[agent_id] = {**memory.get(agent_id, {}), **updates}
@@ -596,42 +588,6 @@ def _items(items: Any, label: str, hint: str = "") -> list[Any]:
     if not is_items(items):
         raise TypeError(f"{label} must be a list of items, got {type(items).__name__}{hint}")
     return list(items)
-
-
-def check_keys(value: Any, label: str) -> None:
-    """Refuse a dict key with a lone surrogate anywhere in ``value`` (dicts and lists).
-
-    A lone surrogate (``"\\ud83d"``: half an emoji, which a model's JSON can hold) is kept
-    in a value (saved escaped), but no save of the board (``to_state``, so ``save_to`` and a
-    desk run's state) can write one as a key: it would fail then, and at every later save.
-
-    Raises:
-        TypeError: naming ``label`` and the key (escaped).
-    """
-    key = _surrogate_key(value)
-    if key is not None:
-        raise TypeError(
-            f"{label}: the name {key!r} holds a lone surrogate, which a "
-            "saved board cannot keep as a key"
-        )
-
-
-_NESTED: Final = (dict, list)
-
-
-def _surrogate_key(value: Any) -> str | None:
-    """The first dict key in ``value`` with a lone surrogate (hot path: ASCII keys)."""
-    if type(value) is dict:
-        for key, inner in value.items():
-            if type(key) is str and not key.isascii() and escape_surrogates(key) != key:
-                return key
-            if type(inner) in _NESTED and (found := _surrogate_key(inner)) is not None:
-                return found
-    elif type(value) is list:
-        for inner in value:
-            if type(inner) in _NESTED and (found := _surrogate_key(inner)) is not None:
-                return found
-    return None
 
 
 def _check_state_containers(state: Mapping[str, Any]) -> None:

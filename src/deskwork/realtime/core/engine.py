@@ -57,7 +57,7 @@ from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core._selection import QUIET_REASONS, match_keyword, trigger_skip_reason
 from deskwork.realtime.core._turn import PhaseRecord, Turn
 from deskwork.realtime.core.agent import BaseAgent, Clock
-from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard, check_keys
+from deskwork.realtime.core.blackboard import RESERVED_PREFIX, Blackboard
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, turn_scope
 from deskwork.realtime.core.conditions import ConditionEvaluator
 from deskwork.realtime.core.events import ENGINE_SOURCE
@@ -414,7 +414,6 @@ class AgentEngine:
         if context.blackboard is None:
             context.blackboard = Blackboard()
         seeds = public_variables(context.shared_state)
-        check_keys(seeds, "context.shared_state")
         system = {
             "sys.turn_count": context.turn_count,
             "sys.session_id": context.session_id,
