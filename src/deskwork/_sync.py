@@ -62,8 +62,23 @@ class _Bridge:
             if self._run_ready(task):
                 return task.result()
             return self.loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():  # a KeyboardInterrupt or SystemExit left the loop mid-call
+                self._abandon(task)
+            raise
         finally:
             self.call = None
+
+    def _abandon(self, task: asyncio.Task[Any]) -> None:
+        """Cancel the interrupted call and let it unwind (as ``asyncio.run`` does), so that
+        what it left on the loop (a step waking it with the exception that escaped) does not
+        run, or raise again, in this thread's next sync call. A call that cannot be unwound
+        (interrupted again) takes the loop with it: the next call gets a new one."""
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            self.loop.run_until_complete(task)
+        if not task.done():
+            self.loop.close()  # its ready callbacks go with it; _bridge() skips closed loops
 
     def _run_ready(self, task: asyncio.Task[Any]) -> bool:
         """Run the loop's ready callbacks (the task's steps first), as ``run_forever`` would,

@@ -1,6 +1,8 @@
 """The one place tools run: hooks, validation, timeout, retries, cancellation, output checks.
 
-``aexecute_tool`` never raises into the caller: every failure becomes ``ToolResult.error``.
+``aexecute_tool`` never raises into the caller: every failure becomes ``ToolResult.error``,
+a tool's ``SystemExit`` (``sys.exit()``, argparse) too. A ``KeyboardInterrupt`` is not a
+failure of the tool: it goes on up and stops the run.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import dataclasses
 import functools
 import inspect
 import json
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -104,7 +107,7 @@ async def _run_pre_hooks(tool: Tool, call: ToolCall) -> ToolResult | None:
     for hook in tool.pre:
         try:
             await _maybe_await(hook(call))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             return _error(f"pre-hook {_name(hook)} failed: {exception_text(exc)}", exc)
     return None
 
@@ -113,7 +116,7 @@ async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> Too
     for hook in tool.post:
         try:
             await _maybe_await(hook(call, result))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             return result.model_copy(
                 update={
                     "error": f"post-hook {_name(hook)} failed: {exception_text(exc)}",
@@ -171,11 +174,11 @@ async def _call_once(
     task: asyncio.Future[Any] | None = None
     try:
         if inspect.iscoroutinefunction(tool.callable):
-            task = asyncio.ensure_future(tool.callable(**arguments))
+            task = asyncio.ensure_future(_no_exit(tool, tool.callable(**arguments)))
         elif tool.isolation == "process":  # killed when it times out or is cancelled
             from deskwork.tools._process import call_in_process
 
-            task = asyncio.ensure_future(call_in_process(tool.callable, arguments))
+            task = asyncio.ensure_future(_no_exit(tool, call_in_process(tool.callable, arguments)))
         elif not tool.blocking or (
             tool.timeout is None and cancel_event is None and sync_call_alone()
         ):  # declared quick, or a sync API's own loop running nothing but this call
@@ -196,10 +199,29 @@ async def _call_once(
         raise
     except Exception as exc:
         return _error(describe_exception(exc), exc)
+    except SystemExit as exc:  # a sync tool's sys.exit() (argparse): the call failed
+        return _exited(tool, exc)
     finally:
         if threaded is not None and threaded.cancelled():
             (pool or default_pool()).abandon(threaded)  # it runs on; nobody waits for it
     return tool_result_from_value(tool, value)
+
+
+async def _no_exit(tool: Tool, call: Awaitable[Any]) -> Any:
+    """``await call``, a ``SystemExit`` it raises (``sys.exit()``, argparse) made the tool's
+    failure: raised in a task, it would leave the event loop and end the run (or the program)."""
+    try:
+        return await call
+    except SystemExit as exc:
+        return _exited(tool, exc)
+
+
+def _exited(tool: Tool, exc: SystemExit) -> ToolResult:
+    return _error(
+        f"tool {tool.name!r} raised SystemExit({exc.code!r}) (sys.exit or argparse):"
+        " a tool call cannot end the program",
+        exc,
+    )
 
 
 async def _await_task(
