@@ -78,7 +78,7 @@ def test_clock_that_cannot_be_called_is_refused() -> None:
     [
         (AgentCallbackHandler(), "callbacks must be a list"),
         ("tracer", "callbacks must be a list"),
-        ([object()], r"callbacks\[0\] \(object\) is not an AgentCallbackHandler"),
+        ([object()], r"callbacks\[0\] \(object\) is not an AgentCallbackHandler: it has none"),
     ],
 )
 def test_callbacks_must_be_a_list_of_handlers(callbacks: Any, message: str) -> None:
@@ -95,6 +95,29 @@ def test_a_callback_hook_that_is_not_async_is_refused() -> None:
     """Before, it ran and then every call logged "can't be used in 'await' expression"."""
     with pytest.raises(ConfigurationError, match=r"hooks must be async .* not on_turn_end"):
         AgentEngine(adapter=ScriptedAdapter(), callbacks=[SyncHooks()])
+
+
+class TurnEndsOnly:
+    """A duck-typed handler (no AgentCallbackHandler base) written for the older hooks."""
+
+    def __init__(self) -> None:
+        self.ends: list[int] = []
+
+    async def on_turn_end(self, response: object, duration: float) -> None:
+        self.ends.append(1)
+
+
+async def test_a_duck_typed_handler_needs_only_the_hooks_it_uses(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, it was refused for lacking every other hook ("it has no on_turn_start, ...,
+    on_turn_error"): each hook added to AgentCallbackHandler broke handlers that worked."""
+    handler = TurnEndsOnly()
+    engine = AgentEngine(adapter=ScriptedAdapter(), callbacks=[handler])
+    engine.register_agent(ScriptAgent("coach"))
+    await engine.process_turn(make_context())
+    assert handler.ends == [1]
+    assert "realtime callback" not in caplog.text  # a missing hook is not a failure
 
 
 def test_callbacks_may_be_any_iterable_of_handlers() -> None:

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 HOOKS = tuple(name for name in vars(AgentCallbackHandler) if name.startswith("on_"))
-"""The hooks a callback handler must provide (``on_turn_start`` ...)."""
+"""The hooks a callback handler may provide (``on_turn_start`` ...)."""
 
 
 def check_phases(max_phases: Any) -> int:
@@ -61,7 +61,10 @@ def check_clock(clock: Any) -> None:
 
 
 def check_callbacks(callbacks: Any) -> list[AgentCallbackHandler]:
-    """The handlers in ``callbacks`` (``None``: none); each must provide every hook, async."""
+    """The handlers in ``callbacks`` (``None``: none). A handler need not subclass
+    ``AgentCallbackHandler``: it needs at least one of its hooks, and every hook it has must
+    be async (a hook it lacks is not called, so a handler written before a hook was added
+    keeps working)."""
     if callbacks is None:
         return []
     if not is_items(callbacks):
@@ -72,12 +75,13 @@ def check_callbacks(callbacks: Any) -> list[AgentCallbackHandler]:
     handlers = list(callbacks)
     for index, handler in enumerate(handlers):
         where = f"AgentEngine: callbacks[{index}] ({type(handler).__name__})"
-        missing = [hook for hook in HOOKS if not callable(getattr(handler, hook, None))]
-        if missing:
+        present = [hook for hook in HOOKS if getattr(handler, hook, None) is not None]
+        if not present:
             raise ConfigurationError(
-                f"{where} is not an AgentCallbackHandler: it has no {', '.join(missing)}"
+                f"{where} is not an AgentCallbackHandler: it has none of its hooks "
+                f"({', '.join(HOOKS)})"
             )
-        sync = [hook for hook in HOOKS if not inspect.iscoroutinefunction(getattr(handler, hook))]
+        sync = [hook for hook in present if not inspect.iscoroutinefunction(getattr(handler, hook))]
         if sync:
             raise ConfigurationError(
                 f"{where}: hooks must be async (async def), not {', '.join(sync)}; the engine "

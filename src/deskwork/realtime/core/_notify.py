@@ -54,12 +54,16 @@ class Notifier:
         self.hook_timeout = hook_timeout
 
     async def hook(self, name: str, *args: Any) -> None:
-        """Await ``callback.<name>(*args)`` on every callback, logging failures (a call
-        that outlasts ``hook_timeout`` is cancelled and logged: observers never hang a turn)."""
+        """Await ``callback.<name>(*args)`` on every callback that has the hook, logging
+        failures (a call that outlasts ``hook_timeout`` is cancelled and logged: observers
+        never hang a turn)."""
         for callback in self.callbacks:
+            method = getattr(callback, name, None)
+            if method is None:  # a duck-typed handler without this hook
+                continue
             try:
                 async with asyncio.timeout(self.hook_timeout):
-                    await getattr(callback, name)(*args)
+                    await method(*args)
             except TimeoutError:
                 logger.warning(
                     "realtime callback %s.%s timed out after %ss; skipped",

@@ -137,9 +137,9 @@ class AgentEngine:
         Raises:
             ConfigurationError: ``max_phases`` is not an integer, ``agent_timeout`` is not
                 ``None`` or a number above 0, ``clock`` cannot be called, ``callbacks`` is
-                not a list of handlers that provide every ``AgentCallbackHandler`` hook,
-                ``adapter``, ``event_bus`` or ``desk`` is not one, or ``api_key`` is not a
-                string.
+                not a list of handlers (each with at least one ``AgentCallbackHandler``
+                hook, all of its hooks async), ``adapter``, ``event_bus`` or ``desk`` is not
+                one, or ``api_key`` is not a string.
         """
         check_clock(clock)
         check_services(adapter, event_bus, desk)
