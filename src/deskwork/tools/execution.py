@@ -248,26 +248,37 @@ async def _await_task(
 
 
 def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
-    """Convert what a tool returned into a ToolResult (validating ``output_type``)."""
-    if isinstance(value, ToolResult):
-        return value
-    if tool.output_type is not None:
-        try:
-            value = TypeAdapter(tool.output_type).validate_python(value)
-        except ValidationError as exc:
-            return _error(f"tool {tool.name!r} returned invalid output: {exc}", exc)
-        return _json_result(to_jsonable(value))
-    if value is None:
-        return _result({"content": ""})
-    if type(value) is str:
-        return _result({"content": value})
-    if isinstance(value, str):
-        return ToolResult(content=value)
-    if isinstance(value, _JSON_VALUES) or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type)
-    ):
-        return _json_result(to_jsonable(value))
-    return ToolResult(content=str(value), data=value)
+    """Convert what a tool returned into a ToolResult (validating ``output_type``).
+
+    Never raises: a value that cannot be made the model's text (one that contains itself, a
+    ``__str__`` that raises) is the call's error.
+    """
+    try:
+        if isinstance(value, ToolResult):
+            return value
+        if tool.output_type is not None:
+            try:
+                value = TypeAdapter(tool.output_type).validate_python(value)
+            except ValidationError as exc:
+                return _error(f"tool {tool.name!r} returned invalid output: {exc}", exc)
+            return _json_result(to_jsonable(value))
+        if value is None:
+            return _result({"content": ""})
+        if type(value) is str:
+            return _result({"content": value})
+        if isinstance(value, str):
+            return ToolResult(content=value)
+        if isinstance(value, _JSON_VALUES) or (
+            dataclasses.is_dataclass(value) and not isinstance(value, type)
+        ):
+            return _json_result(to_jsonable(value))
+        return ToolResult(content=str(value), data=value)
+    except Exception as exc:  # RecursionError (a cycle), what a __str__ or a dump raised
+        return _error(
+            f"tool {tool.name!r} returned a value that cannot be given to the model:"
+            f" {describe_exception(exc)}",
+            exc,
+        )
 
 
 _JSON_VALUES = (BaseModel, dict, list, tuple, int, float, bool)
