@@ -26,7 +26,7 @@ from deskwork.realtime.core._records import InsightType, TriggerType
 from deskwork.realtime.core.conditions import TriggerConditions
 from deskwork.realtime.core.llm import JSONGenerator
 from deskwork.realtime.core.models import AgentContext, AgentInsight, AgentResponse
-from deskwork.utils import escape_surrogates
+from deskwork.store._errors import unstorable_text
 
 if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
@@ -178,7 +178,7 @@ class AgentConfig(BaseModel):
     @field_validator("id")
     @classmethod
     def _storable_id(cls, value: str) -> str:
-        if "\x00" in value or escape_surrogates(value) != value:
+        if unstorable_text(value):
             raise ValueError(
                 "must not hold a NUL character or a lone surrogate: the id is the source of "
                 "the agent's events, which no run store can keep with one"
