@@ -452,10 +452,11 @@ def test_a_gateway_key_sent_as_an_extra_header_is_hidden_too(srv: OpenAICompatSe
     assert PLAIN_KEY not in report.model_dump_json()
 
 
-def test_litellm_mock_responses_stream_too() -> None:
+async def test_litellm_mock_responses_stream_too() -> None:
     """LiteLLM's mock_response streams send no finish reason of their own: not a cut stream."""
     adapter = LiteLLMAdapter(api_key="sk-test-0123456789", extra_params={"mock_response": "hi"})
     desk = Desk(model="openai/test-model", adapter=adapter, run_store=InMemoryRunStore())
     for stream in (False, True):
-        report = desk.run(Worker(name="w"), Job(input="x"), stream=stream)
+        report = await desk.arun(Worker(name="w"), Job(input="x"), stream=stream)
         assert (report.status, report.content) == ("completed", "hi"), report.errors
+    await adapter.aclose()  # release loop-bound tasks
