@@ -3,15 +3,20 @@ told, ``tool.failed`` is recorded) and the run goes on."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import warnings
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from deskwork import Desk, Job, Worker
+from deskwork import Desk, Job, ToolCall, Worker
 from deskwork.core.event import EventType
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
+from deskwork.tools.execution import aexecute_tool, execute_tool
 
 
 class Unprintable:
@@ -59,3 +64,38 @@ def test_a_value_that_cannot_be_made_text_fails_the_call_not_the_run(value: Any,
         e for e in desk.run_store.get_events(report.run_id) if e.type == EventType.TOOL_FAILED
     ]
     assert [e.payload["error"] for e in failed] == [call.result.error]
+
+
+def _hides_async(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    """A decorator whose wrapper is a plain def: the tool looks sync, returns a coroutine."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0], ids=["calling-thread", "pool"])
+def test_a_sync_tool_returning_a_coroutine_has_it_awaited(timeout: float | None) -> None:
+    @tool(timeout=timeout)
+    @_hides_async
+    async def lookup(key: str) -> str:
+        await asyncio.sleep(0)
+        return f"value of {key}"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "coroutine ... was never awaited"
+        result = execute_tool(lookup, ToolCall(id="c", name="lookup", arguments={"key": "k"}))
+    assert result.error is None and result.content == "value of k"
+
+
+async def test_the_returned_coroutine_keeps_the_tool_timeout() -> None:
+    @tool(timeout=0.05)
+    @_hides_async
+    async def stalls(key: str) -> str:
+        await asyncio.sleep(30)
+        return "late"
+
+    result = await aexecute_tool(stalls, ToolCall(id="c", name="stalls", arguments={"key": "k"}))
+    assert result.timed_out and result.content != "late"

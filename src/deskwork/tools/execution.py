@@ -11,7 +11,8 @@ import dataclasses
 import functools
 import inspect
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -46,7 +47,9 @@ async def aexecute_tool(
     exception, where no loop can be blocked: called through a sync API (``desk.run``) whose
     loop runs nothing but this call, a sync tool without a timeout runs on the calling thread
     (no thread hand-off; nested sync calls still work). A sync tool declared
-    ``@tool(blocking=False)`` always runs on the loop's thread the same way.
+    ``@tool(blocking=False)`` always runs on the loop's thread the same way. A sync tool that
+    returns a coroutine (an ``async def`` behind a decorator that hides it) has it awaited as
+    an async tool's call is, with the tool's timeout.
 
     What a timeout (or ``cancel_event``) can and cannot stop:
 
@@ -191,6 +194,8 @@ async def _call_once(
             value = await task  # as asyncio.wait_for(task, None) would, one coroutine less
         elif task is not None:
             value = await _await_task(task, tool.timeout, cancel_event)
+        if type(value) is CoroutineType:  # a def returning one: an async def behind a decorator
+            value = await _await_returned(tool, value, cancel_event)
     except TimeoutError as exc:
         return _error(f"tool {tool.name!r} timed out after {tool.timeout}s", exc, timed_out=True)
     except asyncio.CancelledError as exc:
@@ -205,6 +210,19 @@ async def _call_once(
         if threaded is not None and threaded.cancelled():
             (pool or default_pool()).abandon(threaded)  # it runs on; nobody waits for it
     return tool_result_from_value(tool, value)
+
+
+async def _await_returned(
+    tool: Tool, coroutine: Coroutine[Any, Any, Any], cancel_event: asyncio.Event | None
+) -> Any:
+    """What the coroutine a sync tool returned gives, awaited as an async tool's call is
+    (its own task, the tool's timeout, ``cancel_event``)."""
+    import asyncio
+
+    task = asyncio.ensure_future(_no_exit(tool, coroutine))
+    if tool.timeout is None and cancel_event is None:
+        return await task
+    return await _await_task(task, tool.timeout, cancel_event)
 
 
 async def _no_exit(tool: Tool, call: Awaitable[Any]) -> Any:
