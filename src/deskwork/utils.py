@@ -26,6 +26,7 @@ __all__ = [
     "is_items",
     "is_number",
     "model_json",
+    "nan_as_null",
     "new_id",
     "to_jsonable",
     "utc_now",
@@ -77,6 +78,18 @@ def to_jsonable(value: Any) -> Any:
     import json  # loaded by the first value that needs it, not with deskwork
 
     return json.loads(json.dumps(value, default=str))
+
+
+def nan_as_null(value: Any) -> Any:
+    """``value`` (JSON values) with NaN and the infinities as ``None``, as pydantic-core writes
+    them (``json.dumps`` writes them bare, ``NaN``, which is not JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: nan_as_null(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [nan_as_null(item) for item in value]
+    return value
 
 
 KNOWN_JSON: ContextVar[tuple[BaseModel, str] | None] = ContextVar(

@@ -4,7 +4,10 @@ told, ``tool.failed`` is recorded) and the run goes on."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
+import json
+import math
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -99,3 +102,35 @@ async def test_the_returned_coroutine_keeps_the_tool_timeout() -> None:
 
     result = await aexecute_tool(stalls, ToolCall(id="c", name="stalls", arguments={"key": "k"}))
     assert result.timed_out and result.content != "late"
+
+
+def _strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@dataclasses.dataclass
+class Reading:
+    mean: float
+    peak: float
+
+
+@pytest.mark.parametrize(
+    ("value", "seen"),
+    [
+        ({"mean": math.nan, "peak": math.inf}, {"mean": None, "peak": None}),
+        ([1.5, math.nan, -math.inf], [1.5, None, None]),
+        (Reading(mean=math.nan, peak=2.0), {"mean": None, "peak": 2.0}),
+    ],
+    ids=["dict", "list", "dataclass"],
+)
+async def test_nan_and_infinities_reach_the_model_as_json_null(value: Any, seen: Any) -> None:
+    @tool
+    def measure(sensor: str) -> Any:
+        return value
+
+    call = ToolCall(id="c", name="measure", arguments={"sensor": "a"})
+    result = await aexecute_tool(measure, call)
+    assert result.error is None and _strict_json(result.content) == seen  # was bare NaN

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,7 +30,7 @@ from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.serve._sse import Write
 from deskwork.store._errors import unstorable_text
-from deskwork.utils import escape_surrogates, new_id, to_jsonable, utc_now
+from deskwork.utils import escape_surrogates, nan_as_null, new_id, to_jsonable, utc_now
 
 __all__ = [
     "END_EVENTS",
@@ -99,20 +98,8 @@ def json_bytes(data: Any) -> bytes:
     try:
         return to_json(data, inf_nan_mode="null")
     except PydanticSerializationError:
-        text = json.dumps(_nan_as_null(data), ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(nan_as_null(data), ensure_ascii=False, separators=(",", ":"))
         return escape_surrogates(text).encode("utf-8")  # in a JSON string: its \\uXXXX
-
-
-def _nan_as_null(value: Any) -> Any:
-    """``value`` with NaN and the infinities as ``None``, as pydantic-core writes them
-    (``json.dumps`` writes them bare, ``NaN``, which is not JSON)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _nan_as_null(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_nan_as_null(item) for item in value]
-    return value
 
 
 def sse_frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:

@@ -25,7 +25,7 @@ from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
 from deskwork.tools._step_hook import tool_step_hook
 from deskwork.tools.base import Tool
-from deskwork.utils import to_jsonable
+from deskwork.utils import nan_as_null, to_jsonable
 
 if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
     import asyncio
@@ -301,12 +301,16 @@ def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
 
 _JSON_VALUES = (BaseModel, dict, list, tuple, int, float, bool)
 """Returned values the model sees as JSON (a union built per call cost ~1.5 us)."""
-_to_json = json.JSONEncoder(default=str).encode
-"""``json.dumps(data, default=str)`` without a new encoder per call."""
+_to_json = json.JSONEncoder(default=str, allow_nan=False).encode
+"""``json.dumps(data, default=str, allow_nan=False)`` without a new encoder per call."""
 
 
 def _json_result(data: Any) -> ToolResult:
-    return _result({"content": _to_json(data), "data": data})
+    try:
+        text = _to_json(data)
+    except ValueError:  # NaN or an infinity, bare in JSON text (invalid): null, as pydantic writes
+        text = _to_json(nan_as_null(data))
+    return _result({"content": text, "data": data})
 
 
 _RESULT_DEFAULTS = {name: field.default for name, field in ToolResult.model_fields.items()}
