@@ -7,6 +7,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from deskwork._sync import run_sync
+from deskwork.exceptions import ConfigurationError
 
 if TYPE_CHECKING:  # the loop (runtime._worker_loop) and what it needs load with the first run
     from deskwork.core.job import Job
@@ -24,6 +25,9 @@ class Worker:
 
     Run it through a :class:`~deskwork.Desk` (``desk.run(worker, job)``), or directly
     with a :class:`~deskwork.RunConfig` (``worker.run(config, job)``).
+
+    ``tools`` are :class:`~deskwork.tools.Tool` objects (``@tool`` makes one of a function),
+    each with a name of its own: anything else raises ``ConfigurationError`` here.
     """
 
     __slots__ = ("_toolbelt", "_tools", "instructions", "memory_scope", "model", "name")
@@ -38,7 +42,7 @@ class Worker:
         memory_scope: str | None = None,
     ) -> None:
         self.name = name
-        self._tools: tuple[Tool, ...] = tuple(tools) if tools else ()
+        self._tools = _checked_tools(name, tools)
         self._toolbelt: Toolbelt | None = None
         self.model = model
         self.instructions = instructions
@@ -85,6 +89,32 @@ class Worker:
     def resume(self, config: RunConfig, state: RunState, decision: Any) -> tuple[Report, RunState]:
         """Synchronous :meth:`aresume`."""
         return run_sync(self.aresume(config, state, decision), api="resume")
+
+
+def _checked_tools(worker: str, tools: Iterable[Tool] | None) -> tuple[Tool, ...]:
+    """``tools`` as a tuple, each a Tool and each name once (the same tool twice counts once).
+
+    Raises:
+        ConfigurationError: an entry is not a Tool (a plain function: the run would fail at
+            its first model call), or two tools share a name (the model could call only one).
+    """
+    if not tools:
+        return ()
+    from deskwork.tools.base import Tool
+
+    if isinstance(tools, Tool | str):
+        raise ConfigurationError(f"Worker {worker!r}: tools takes a list of tools, not {tools!r}")
+    named: dict[str, Tool] = {}
+    for item in tools:
+        if not isinstance(item, Tool):
+            hint = "decorate it with @tool" if callable(item) else "pass Tool objects (@tool)"
+            raise ConfigurationError(f"Worker {worker!r}: {item!r} is not a tool; {hint}")
+        if named.setdefault(item.name, item) is not item:
+            raise ConfigurationError(
+                f"Worker {worker!r}: two different tools are named {item.name!r} (the model"
+                " could call only one); give one another name with @tool(name=...)"
+            )
+    return tuple(named.values())
 
 
 @cache
