@@ -214,7 +214,8 @@ class Blackboard:
 
         Raises:
             TypeError: ``key`` or ``author`` is not a string, or ``value`` is not
-                JSON-serializable (the message names the key).
+                JSON-serializable or has a dict key holding a lone surrogate (see
+                ``to_json_value``; the message names the key).
         """
         check_name("key", key)
         check_name("author", author)
@@ -250,7 +251,7 @@ class Blackboard:
 
         Raises:
             TypeError: ``key`` or ``author`` is not a string, or the value returned by ``fn``
-                is not JSON-serializable.
+                is not JSON-serializable or has a dict key holding a lone surrogate.
         """
         check_name("key", key)
         check_name("author", author)

@@ -146,7 +146,8 @@ class Channel:
         Raises:
             TypeError: ``sender`` or ``recipient`` is not a string (``None`` is no
                 recipient: use ``broadcast``), or ``content`` or ``metadata`` is not
-                JSON-serializable.
+                JSON-serializable or has a dict key holding a lone surrogate (no saved
+                state could keep it).
         """
         check_name("recipient", recipient)
         return self._post(sender, recipient, content, metadata)
@@ -160,7 +161,7 @@ class Channel:
 
         Raises:
             TypeError: ``sender`` is not a string, or ``content`` or ``metadata`` is not
-                JSON-serializable.
+                JSON-serializable or has a dict key holding a lone surrogate.
         """
         return self._post(sender, None, content, metadata)
 
