@@ -31,7 +31,7 @@ from deskwork.adapters.base import (
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
 from deskwork.core.redact import hide_values, known_credentials
-from deskwork.exceptions import DeskworkError
+from deskwork.exceptions import DeskworkError, StreamingUnsupportedError
 
 __all__ = ["LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
 
@@ -427,32 +427,54 @@ def _cut_short(stream: Any) -> bool:
 
 
 async def _chunks(stream: Any, model: str, whole: bool = True) -> AsyncIterator[StreamChunk]:
-    """The stream's chunks; with ``whole``, a stream that ends before the provider finished
-    its reply raises :class:`ProviderReplyError` (not a truncated answer)."""
-    async for chunk in stream:
-        choice = (_get(chunk, "choices") or [None])[0]
-        delta = _get(choice, "delta") or {}
-        deltas = [
-            ToolCallDelta(
-                index=_get(raw, "index") or 0,
-                id=_get(raw, "id"),
-                name=_get(_get(raw, "function") or {}, "name"),
-                arguments=_get(_get(raw, "function") or {}, "arguments") or "",
-            )
-            for raw in _get(delta, "tool_calls") or ()
-        ]
-        usage = _usage(chunk) or None
-        yield StreamChunk(
-            content=_text(delta),
-            reasoning=_get(delta, "reasoning_content"),
-            tool_calls=deltas,
-            usage=usage,
-            finish_reason=_get(choice, "finish_reason"),
-            thinking_blocks=_get(delta, "thinking_blocks") or None,
-            cost=cost_from_usage(model, usage) if usage else None,
-        )
+    """The stream's chunks. With ``whole``, a stream that ends before the provider finished
+    its reply raises :class:`ProviderReplyError` (not a truncated answer), or, when nothing
+    came at all (a server that answered without a stream), ``StreamingUnsupportedError``
+    before the first chunk, so that the desk asks again without streaming."""
+    held: list[StreamChunk] = []  # chunks with nothing in them, until one says something
+    said = False
+    async for raw in stream:
+        chunk = _stream_chunk(raw, model)
+        if said or chunk.content or chunk.reasoning or chunk.tool_calls or chunk.thinking_blocks:
+            said = True
+            for early in held:
+                yield early
+            held.clear()
+            yield chunk
+        else:
+            held.append(chunk)
     if whole and _cut_short(stream):
+        if not said:
+            raise StreamingUnsupportedError(
+                "the server's answer to a streamed call was no chat completion stream"
+            )
         raise ProviderReplyError(
             "the model's stream ended before the provider finished its reply (no"
             " finish_reason): the connection was cut, or the body was not a chat completion stream"
         )
+    for early in held:
+        yield early
+
+
+def _stream_chunk(chunk: Any, model: str) -> StreamChunk:
+    choice = (_get(chunk, "choices") or [None])[0]
+    delta = _get(choice, "delta") or {}
+    deltas = [
+        ToolCallDelta(
+            index=_get(raw, "index") or 0,
+            id=_get(raw, "id"),
+            name=_get(_get(raw, "function") or {}, "name"),
+            arguments=_get(_get(raw, "function") or {}, "arguments") or "",
+        )
+        for raw in _get(delta, "tool_calls") or ()
+    ]
+    usage = _usage(chunk) or None
+    return StreamChunk(
+        content=_text(delta),
+        reasoning=_get(delta, "reasoning_content"),
+        tool_calls=deltas,
+        usage=usage,
+        finish_reason=_get(choice, "finish_reason"),
+        thinking_blocks=_get(delta, "thinking_blocks") or None,
+        cost=cost_from_usage(model, usage) if usage else None,
+    )
