@@ -40,6 +40,9 @@ def test_a_paused_child_resumes_by_its_run_id(tmp_path: Path) -> None:
     result = lead.tool_calls[0].result
     assert result is not None and result.data["status"] == "paused"
 
+    # a model-made worker is not registered by name (deskwork serve would offer it)
+    assert desk.get_runner("worker", "payer") is None
+    assert [r.name for r in desk.registered_runners()] == ["lead"]
     child = desk.resume(result.data["run_id"], True)  # was RunnerNotRegisteredError
 
     assert (child.status, child.content) == ("completed", "payer: paid")
@@ -76,5 +79,4 @@ def test_parallel_children_of_one_name_give_the_name_back(tmp_path: Path) -> Non
     spawn = create_subworker_tool(desk)
     report = desk.run(Worker(name="lead", tools=[spawn]), Job(input="go"))
     assert sorted(c.result.content or "" for c in report.tool_calls if c.result) == ["one", "two"]
-    # the second child saw the first registered under "helper" and gave *it* back
-    assert desk.get_runner("worker", "helper") is own
+    assert desk.get_runner("worker", "helper") is own  # no child ever replaced it

@@ -344,7 +344,10 @@ class Desk:
         on_event: EventListener | None,
         limits: dict[str, Any] | None,
     ) -> Report:
-        self.register(runner)
+        if unnamed_run.get():  # this run only; runs it starts register as usual
+            unnamed_run.set(False)
+        else:
+            self.register(runner)
         events: list[Event] = []
         config = self.config(run_id, stream=stream, emit=self._emitter(run_id, events, on_event))
         if limits:
@@ -857,6 +860,11 @@ _nested_usage: ContextVar[list[dict[str, Any]] | None] = ContextVar(
 )
 _current_run: ContextVar[str | None] = ContextVar("deskwork_current_run", default=None)
 """The run whose runner is executing: a run started inside it records it as its parent."""
+unnamed_run: ContextVar[bool] = ContextVar("deskwork_unnamed_run", default=False)
+"""Set by a caller whose next run's runner must not enter the desk's name registry (a
+subworker the model made: ``deskwork serve`` would expose it by name, and it would replace a
+runner of the user's of that name); a paused one still resumes by its run id, in this
+process (the desk keeps the exact runner of each paused run)."""
 
 
 @dataclass(slots=True)

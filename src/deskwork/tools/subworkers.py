@@ -28,12 +28,12 @@ from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.core.tool_call import ToolResult
 from deskwork.exceptions import ConfigurationError
+from deskwork.runtime.desk import unnamed_run
 from deskwork.runtime.worker import Worker
 from deskwork.tools.base import Tool
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
-    from deskwork.runtime.runner import Runner
 
 __all__ = ["SpawnSubworkerInput", "create_subworker_tool", "create_swarm_tool"]
 
@@ -229,49 +229,16 @@ def _models(models: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(models)
 
 
-@dataclass(slots=True)
-class _Borrowed:
-    """A runner name that children on one desk use, and what the desk held under it before."""
-
-    previous: Runner | None
-    children: int = 0
-    paused: bool = False
-
-
-_borrowed: dict[tuple[int, str, str], _Borrowed] = {}
-"""Names children use right now, by ``(id(desk), runner type, name)``: children of the same
-name that overlap (parallel spawns) restore the registry once, when the last one ends."""
-
-
 async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
-    """Run ``child`` as its own run, leaving the desk's name registry as it was.
-
-    A paused child stays resumable in this process (``desk.resume(run_id, ...)`` with the
-    ``run_id`` of the tool's data): the desk keeps the exact runner of each paused run, so two
-    children with the same name cannot be confused. So a paused child whose name no runner
-    had stays registered: ``desk.unregister`` would also drop the runner its resume needs.
-    """
-    key = (id(desk), child.runner_type, child.name)
-    borrowed = _borrowed.get(key)
-    if borrowed is None:
-        borrowed = _borrowed[key] = _Borrowed(desk.get_runner(child.runner_type, child.name))
-    borrowed.children += 1
+    """Run ``child`` as its own run, outside the desk's name registry: the desk's runners
+    stay as they were, and ``deskwork serve`` never offers a model-made worker. A paused
+    child stays resumable in this process by the ``run_id`` of the tool's data (the desk
+    keeps the exact runner of each paused run)."""
+    token = unnamed_run.set(True)
     try:
-        report = await desk.arun(child, Job(input=task), stream=False, limits=limits)
-        borrowed.paused |= report.status == "paused"
+        return await desk.arun(child, Job(input=task), stream=False, limits=limits)
     finally:
-        borrowed.children -= 1
-        if borrowed.children == 0:
-            del _borrowed[key]
-            _give_back(desk, child, borrowed)
-    return report
-
-
-def _give_back(desk: Desk, child: Worker, borrowed: _Borrowed) -> None:
-    if borrowed.previous is not None:
-        desk.register(borrowed.previous)
-    elif not borrowed.paused:
-        desk.unregister(child)
+        unnamed_run.reset(token)
 
 
 def _result(report: Report, worker: str) -> ToolResult:
