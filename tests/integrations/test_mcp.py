@@ -356,12 +356,12 @@ async def test_tools_of_one_server_whose_names_clash_once_valid_are_all_usable()
     async with MCPToolProvider() as provider:
         tools = await provider.connect_stdio(command, args, env={"MCP_TEST_TWINS": "1"})
         twins = {t.name: t.metadata["mcp_tool"] for t in tools[6:]}
-        dotted = await provider.acall_tool("twin_name", {})
-        plain = await provider.acall_tool("twin_name_2", {})
+        dotted = await provider.acall_tool("twin_name_2", {})
+        plain = await provider.acall_tool("twin_name", {})
         second_long = await provider.acall_tool("x" * 62 + "_2", {})
     assert twins == {
-        "twin_name": "twin.name",
-        "twin_name_2": "twin_name",
+        "twin_name_2": "twin.name",  # the valid name keeps it, whatever the listing order
+        "twin_name": "twin_name",
         "x" * 64: "x" * 64 + "1",
         "x" * 62 + "_2": "x" * 64 + "2",
     }
@@ -379,3 +379,18 @@ async def test_a_key_given_to_a_server_is_masked_in_its_errors() -> None:
         result = await provider.acall_tool("use_service")
     assert result.error is not None
     assert result.error.endswith("the service refused key <redacted>")
+
+
+@pytest.mark.parametrize(
+    "listed", [["a.b", "a_b", "a-b"], ["a_b", "a-b", "a.b"], ["a-b", "a.b", "a_b"]]
+)
+def test_clashing_names_do_not_depend_on_the_servers_listing_order(listed: list[str]) -> None:
+    """A paused call names its tool; after a restart the server may list its tools in
+    another order, and the call must still reach the same remote tool."""
+    from deskwork.tools.mcp import _tool_names
+
+    assert dict(zip(listed, _tool_names(listed), strict=True)) == {
+        "a-b": "a-b",
+        "a_b": "a_b",
+        "a.b": "a_b_2",
+    }

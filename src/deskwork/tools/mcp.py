@@ -29,8 +29,9 @@ Tool names
     A tool keeps the server's name, with the connection's ``prefix`` in front, and every
     character that model APIs reject (anything but ``A-Z a-z 0-9 _ -``) replaced by ``_``,
     cut to 64 characters (an empty name becomes ``tool``). Two tools of one server that end
-    with the same name (``a.b`` and ``a_b``) keep the first one's; the next is ``a_b_2``, and
-    so on. Names are unique across a provider: connecting a server whose tool name is already
+    with the same name (``a.b`` and ``a_b``): the one whose name was valid already keeps it
+    (``a_b``), the other is ``a_b_2`` (``_3``, ... in the order of their names), whatever
+    order the server lists them in. Names are unique across a provider: connecting a server whose tool name is already
     taken by another server's raises :class:`~deskwork.exceptions.ConfigurationError` naming
     the clash, and that new connection is closed. Connect it again with a ``prefix``.
 
@@ -293,16 +294,14 @@ class MCPToolProvider:
 
     def _make_tools(self, conn: _Connection, prefix: str) -> list[Tool]:
         tools: list[Tool] = []
-        own: set[str] = set()
-        for remote in conn.remote_tools:
-            name = _tool_name(prefix + remote.name, own)
+        names = _tool_names([prefix + remote.name for remote in conn.remote_tools])
+        for remote, name in zip(conn.remote_tools, names, strict=True):
             if name in self._tools:
                 raise ConfigurationError(
                     f"MCP tool name {name!r} of {conn.label} is already taken (by"
                     f" {self._tools[name].metadata['mcp_server']});"
                     " connect the server again with prefix='...'"
                 )
-            own.add(name)
             tools.append(self._make_tool(conn, remote, name))
         return tools
 
@@ -351,15 +350,23 @@ class MCPToolProvider:
                 await _on_loop(conn.loop, conn.close())
 
 
-def _tool_name(wanted: str, own: set[str]) -> str:
-    """``wanted`` as a model API accepts it; ``_2`` (``_3``, ...) at the end when another tool
-    of the same server has that name already (a prefix cannot tell those two apart)."""
-    base = _BAD_NAME_CHARS.sub("_", wanted)[:64] or "tool"
-    name, n = base, 2
-    while name in own:
-        suffix = f"_{n}"
-        name, n = base[: 64 - len(suffix)] + suffix, n + 1
-    return name
+def _tool_names(wanted: list[str]) -> list[str]:
+    """Each of ``wanted`` (one server's tool names) as a model API accepts it, in order; a
+    name another of them has already gets ``_2`` (``_3``, ...) at the end (a prefix cannot
+    tell those two apart). Who gets which depends on the names alone, never on the order
+    the server lists them in (a paused call must find the same tool after a restart): a
+    name that is valid as it is keeps it, the others are served in the order of their names.
+    """
+    valid = [_BAD_NAME_CHARS.sub("_", name)[:64] or "tool" for name in wanted]
+    order = sorted(range(len(wanted)), key=lambda i: (valid[i] != wanted[i], wanted[i]))
+    names: dict[int, str] = {}
+    for i in order:
+        name, n = valid[i], 2
+        while name in names.values():
+            suffix = f"_{n}"
+            name, n = valid[i][: 64 - len(suffix)] + suffix, n + 1
+        names[i] = name
+    return [names[i] for i in range(len(wanted))]
 
 
 class _LoopUnavailable(Exception):
