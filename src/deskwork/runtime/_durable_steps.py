@@ -24,7 +24,7 @@ from dbos import DBOS
 from dbos._context import get_local_dbos_context
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
-from deskwork.core.redact import redact, redact_text
+from deskwork.core.redact import exception_text, redact, redact_text
 from deskwork.exceptions import DeskworkError
 from deskwork.utils import to_jsonable
 
@@ -159,9 +159,11 @@ def _storable_response(response: ModelResponse) -> ModelResponse:
 
 
 def _storable_result(result: ToolResult) -> ToolResult:
-    """``result`` as DBOS can checkpoint it: an exception that does not pickle is dropped
-    (its type name and message stay), and data that does not pickle is kept as JSON."""
-    if _picklable(result):
+    """``result`` as DBOS can checkpoint it: an exception that does not pickle or tells a
+    secret is dropped (its type name and redacted message stay), and data that does not
+    pickle is kept as JSON."""
+    exc = result.original_exception
+    if _picklable(result) and (exc is None or not _tells_secrets(exc)):
         return result
     result = result.model_copy(update={"original_exception": None})
     if _picklable(result):
@@ -182,9 +184,21 @@ class StepFailedError(DeskworkError):
 
 
 def _storable_error(exc: Exception) -> Exception:
-    if _picklable(exc):
+    """``exc`` as DBOS checkpoints it (pickled into its database): itself when it pickles and
+    tells no secret, else its type name and redacted text (:class:`StepFailedError`)."""
+    if _picklable(exc) and not _tells_secrets(exc):
         return exc
-    return StepFailedError(type(exc).__name__, redact_text(str(exc)))
+    return StepFailedError(type(exc).__name__, exception_text(exc))
+
+
+def _tells_secrets(exc: BaseException) -> bool:
+    """Whether a text ``exc`` carries (its message, arguments or attributes) holds anything
+    redaction replaces: pickled as it is, it would keep that in the database."""
+    try:
+        texts = [str(exc), *exc.args, *vars(exc).values()]
+    except Exception:  # a __str__ that raises: keep only what can be read
+        return True
+    return any(isinstance(text, str) and redact_text(text) != text for text in texts)
 
 
 def _model_step_name(params: dict[str, Any]) -> str:

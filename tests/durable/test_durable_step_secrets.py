@@ -1,0 +1,56 @@
+"""A durable run's step records (DBOS pickles a failed step's exception, and a tool result's
+``original_exception``, into its database) keep no secret an exception's text held; the run
+reports the same redacted error as before."""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+from pathlib import Path
+
+from deskwork import Desk, Worker
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _step_records(directory: Path) -> bytes:
+    """Every step output and error DBOS keeps, decoded from its base64 text."""
+    with sqlite3.connect(directory / "deskwork.dbos.db") as db:
+        rows = db.execute("SELECT output, error FROM operation_outputs").fetchall()
+    return b"\n".join(base64.b64decode(cell) for row in rows for cell in row if cell)
+
+
+def test_a_failed_model_steps_exception_is_stored_redacted(tmp_path: Path) -> None:
+    class Broken(ScriptedAdapter):
+        async def acomplete(self, **_: object) -> object:
+            raise RuntimeError(f"401 for key {SECRET}")  # pickles: it was stored as it is
+
+    desk = Desk(model="m", adapter=Broken([]), storage_dir=tmp_path, durable=True)
+    try:
+        report = desk.run(Worker(name="w"), "hi")
+    finally:
+        desk.close()
+    assert report.status == "failed"
+    assert report.errors[-1].endswith("RuntimeError: 401 for key <redacted>")
+    records = _step_records(tmp_path)
+    assert b"RuntimeError" in records and SECRET.encode() not in records
+
+
+@tool()
+def fetch(url: str) -> str:
+    """Fetch a page."""
+    raise RuntimeError(f"auth failed with {SECRET}")
+
+
+def test_a_failed_tool_steps_exception_is_stored_redacted(tmp_path: Path) -> None:
+    adapter = ScriptedAdapter([call_tool("fetch", url="x"), reply("done")])
+    desk = Desk(model="m", adapter=adapter, storage_dir=tmp_path, durable=True)
+    try:
+        report = desk.run(Worker(name="w", tools=[fetch]), "go")
+    finally:
+        desk.close()
+    assert (report.status, report.content) == ("completed", "done")
+    records = _step_records(tmp_path)
+    assert b"auth failed with <redacted>" in records and SECRET.encode() not in records
