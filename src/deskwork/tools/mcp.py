@@ -31,9 +31,10 @@ Tool names
     cut to 64 characters (an empty name becomes ``tool``). Two tools of one server that end
     with the same name (``a.b`` and ``a_b``): the one whose name was valid already keeps it
     (``a_b``), the other is ``a_b_2`` (``_3``, ... in the order of their names), whatever
-    order the server lists them in. Names are unique across a provider: connecting a server whose tool name is already
-    taken by another server's raises :class:`~deskwork.exceptions.ConfigurationError` naming
-    the clash, and that new connection is closed. Connect it again with a ``prefix``.
+    order the server lists them in. Names are unique across a provider: connecting a server
+    whose tool name is already taken by another server's raises
+    :class:`~deskwork.exceptions.ConfigurationError` naming the clash, and that new
+    connection is closed. Connect it again with a ``prefix``.
 
 Credentials
     Headers and HTTP clients are used for requests only. Tool results, error messages, tool
