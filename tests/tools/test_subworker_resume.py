@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from deskwork import Desk, Job, Worker
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, Turn, call_tool, call_tools, reply
@@ -20,12 +22,14 @@ def wire(amount: int) -> str:
     return "sent"
 
 
-def _desk(tmp_path: Path, *turns: Turn) -> Desk:
-    return Desk(model="scripted", adapter=ScriptedAdapter(list(turns)),
-                run_store=InMemoryRunStore(), storage_dir=tmp_path / ".deskwork")  # fmt: skip
+def _desk(tmp_path: Path, *turns: Turn, durable: bool = False) -> Desk:
+    store = None if durable else InMemoryRunStore()  # a durable desk keeps its own
+    return Desk(model="scripted", adapter=ScriptedAdapter(list(turns)), run_store=store,
+                storage_dir=tmp_path / ".deskwork", durable=durable)  # fmt: skip
 
 
-def test_a_paused_child_resumes_by_its_run_id(tmp_path: Path) -> None:
+@pytest.mark.parametrize("durable", [False, True], ids=["plain", "durable"])
+def test_a_paused_child_resumes_by_its_run_id(tmp_path: Path, durable: bool) -> None:
     desk = _desk(
         tmp_path,
         call_tool(
@@ -34,6 +38,7 @@ def test_a_paused_child_resumes_by_its_run_id(tmp_path: Path) -> None:
         call_tool("wire", amount=5),  # the child pauses for confirmation
         reply("lead: the payer waits for approval"),
         reply("payer: paid"),  # the child, once resumed
+        durable=durable,
     )
     spawn = create_subworker_tool(desk, available_tools=[wire])
     lead = desk.run(Worker(name="lead", tools=[spawn]), Job(input="pay"))
@@ -47,6 +52,8 @@ def test_a_paused_child_resumes_by_its_run_id(tmp_path: Path) -> None:
 
     assert (child.status, child.content) == ("completed", "payer: paid")
     assert ran[-1:] == ["wire 5"]
+    assert desk.get_runner("worker", "payer") is None  # a durable resume named it
+    desk.close()
 
 
 def test_a_finished_child_leaves_no_registration(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
     resuming = request.get("mode") == "resume"
     # a run this process has just started has no record yet: no read (_dbos_prepared)
     fresh = first_execution(request.get("workflow_id", run_id)) and not resuming
-    desk, root = _engine().find(request["runner_type"], request["runner_name"])
+    desk, root = _engine().find(request["runner_type"], request["runner_name"], run_id)
     runner = member_of(root, request)  # a fanned-out member: below the root (_durable_fanout)
     if desk is None or runner is None:
         raise RunnerNotRegisteredError(
@@ -374,7 +374,8 @@ async def aresume(
     share one workflow, so the pause is resumed once."""
     engine_for(desk)
     await _on_loop()
-    desk.register(runner)
+    if desk._live_runners.get(run_id) is not runner:  # the workflow finds it by name
+        desk.register(runner)
     resumes = sum(1 for e in desk.run_store.get_events(run_id) if e.type == EventType.RUN_RESUMED)
     workflow_id = f"{run_id}.resume.{resumes + 1}"
     request = {
@@ -545,8 +546,16 @@ class _Engine:
                 f" {type(exc).__name__}: {scrub(redact_text(str(exc)), url)}"
             ) from exc
 
-    def find(self, runner_type: str, runner_name: str) -> tuple[Desk | None, Runner | None]:
+    def find(
+        self, runner_type: str, runner_name: str, run_id: str | None = None
+    ) -> tuple[Desk | None, Runner | None]:
+        """The desk and runner of a run: the exact runner that paused ``run_id`` in this
+        process (one not registered by name, as a model-made subworker), else by name."""
         desks = list(self.desks)
+        for desk in desks:
+            live = desk._live_runners.get(run_id) if run_id is not None else None
+            if live is not None and (live.runner_type, live.name) == (runner_type, runner_name):
+                return desk, live
         for desk in desks:
             runner = desk.get_runner(runner_type, runner_name)
             if runner is not None:
