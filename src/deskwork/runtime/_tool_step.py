@@ -13,7 +13,7 @@ from deskwork.runtime.steps import Failure, Interruption, RunAgain
 from deskwork.store._blobs import check_sizes, check_text
 from deskwork.store._errors import StoreError
 from deskwork.tools.base import Tool
-from deskwork.tools.execution import aexecute_tool
+from deskwork.tools.execution import aexecute_tool, tool_result_from_value
 from deskwork.utils import new_id
 
 __all__ = ["handle_tool_calls", "is_approved", "resume_pending"]
@@ -200,6 +200,10 @@ async def resume_pending(
 ) -> RunAgain | Failure:
     """Answer the pending call and close the turn.
 
+    A ``user_input`` answer goes to the tool's input-key parameter (``user_input`` unless the
+    tool sets ``input_key``); a tool without that parameter is not called: the answer is the
+    call's result.
+
     A ``handoff`` is answered by its orchestrator: a ``ToolResult`` decision becomes the call's
     result as is (a swarm uses this to reject a target); any other decision runs the tool.
 
@@ -218,11 +222,13 @@ async def resume_pending(
     elif action.type == "user_input":
         if decision is None:
             _decline(run, call)
-        else:
+        elif tool.effective_input_key in tool.input_model.model_fields:
             request = call.model_copy(
                 update={"arguments": {**call.arguments, tool.effective_input_key: decision}}
             )
             await execute_call(run, call, request)
+        else:  # the function has no parameter to take the answer: the answer is its result
+            _answer(run, call, tool, decision)
     elif action.type == "handoff" and isinstance(decision, ToolResult):
         call.result = decision  # the orchestrator answered the handoff (accepted or rejected)
         _emit_result(run, call, decision)
@@ -230,6 +236,13 @@ async def resume_pending(
         await execute_call(run, call, call)
     append_tool_messages(run, calls)
     return RunAgain()
+
+
+def _answer(run: WorkerRun, call: ToolCall, tool: Tool, decision: Any) -> None:
+    """The person's answer as the call's result, for a user-input tool without a parameter
+    named its input key (``ask(question)``): the function is not called."""
+    call.result = _storable(call.name, tool_result_from_value(tool, decision))
+    _emit_result(run, call, call.result)
 
 
 def _decline(run: WorkerRun, call: ToolCall) -> None:

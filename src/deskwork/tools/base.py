@@ -229,6 +229,12 @@ def tool(
     (module-level function, picklable arguments and result, a process start per call),
     killed on timeout or cancellation. See :func:`~deskwork.tools.aexecute_tool`.
 
+    ``requires_user_input=True`` pauses the run at each call until a person answers
+    (``desk.resume(report, answer)``). The answer is passed to the parameter named
+    ``input_key`` (default ``user_input``), which the model is not asked for. A function
+    without such a parameter (``def ask(question: str) -> str``) is not called: the answer
+    is the call's result.
+
     ``blocking=False`` declares a sync tool quick and free of blocking calls (pure computation
     on its arguments, no I/O, sleeps or contended locks): it then runs on the event loop's
     thread, as a pool thread would run it (in a copy of the run's context, with no running
