@@ -78,6 +78,24 @@ def with_nan_timestamp() -> AgentResponse:
     return AgentResponse(events=[Event(name="e", timestamp=float("nan"))])
 
 
+def with_event_as_text() -> AgentResponse:
+    response = AgentResponse()
+    response.events.append("question_detected")  # type: ignore[arg-type]
+    return response
+
+
+def with_variables_replaced() -> AgentResponse:
+    response = AgentResponse()
+    response.variable_updates = ["bad"]  # type: ignore[assignment]
+    return response
+
+
+def with_number_key() -> AgentResponse:
+    response = AgentResponse(variable_updates={"bad": 1})
+    response.variable_updates[5] = 1  # type: ignore[index]
+    return response
+
+
 @pytest.mark.parametrize(
     ("value", "cause"),
     [
@@ -85,6 +103,9 @@ def with_nan_timestamp() -> AgentResponse:
         ("", "returned str, not an AgentResponse"),
         ({"insights": []}, "returned dict, not an AgentResponse"),
         (with_appended_text, "insights.0"),
+        (with_event_as_text, "events.0"),
+        (with_variables_replaced, "variable_updates"),
+        (with_number_key, "variable_updates.5"),
         (with_nan_confidence, "not JSON-serializable"),
         (with_nan_timestamp, "not JSON-serializable"),
     ],
