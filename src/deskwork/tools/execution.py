@@ -177,7 +177,10 @@ async def _call_once(
     task: asyncio.Future[Any] | None = None
     try:
         if inspect.iscoroutinefunction(tool.callable):
-            task = asyncio.ensure_future(_no_exit(tool, tool.callable(**arguments)))
+            # the loop's create_task: ensure_future's checks cost as much as _no_exit's coroutine
+            task = asyncio.get_running_loop().create_task(
+                _no_exit(tool, tool.callable(**arguments))
+            )
         elif tool.isolation == "process":  # killed when it times out or is cancelled
             from deskwork.tools._process import call_in_process
 
