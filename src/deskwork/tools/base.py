@@ -416,16 +416,18 @@ def _bad_field(tool_name: str, fields: dict[str, Any], exc: Exception) -> str:
 
 def _hints(fn: Any) -> dict[str, Any]:
     """The type hints of ``fn``'s parameters, also for a ``functools.partial``, a callable
-    object (its ``__call__``) or a class (its ``__init__``)."""
+    object (its ``__call__``) or a class (its ``__init__``); ``Annotated`` ones whole, so a
+    ``Field(description=...)`` or a validator in them reaches the tool's model."""
     if isinstance(fn, functools.partial):
         return _hints(fn.func)
     if inspect.isclass(fn):
         init = fn.__init__
-        return {**get_type_hints(fn), **(get_type_hints(init) if inspect.isfunction(init) else {})}
+        own = get_type_hints(init, include_extras=True) if inspect.isfunction(init) else {}
+        return {**get_type_hints(fn, include_extras=True), **own}
     if not (inspect.isfunction(fn) or inspect.ismethod(fn)) and callable(fn):
         call = type(fn).__call__
-        return get_type_hints(call) if inspect.isfunction(call) else {}
-    return get_type_hints(fn)
+        return get_type_hints(call, include_extras=True) if inspect.isfunction(call) else {}
+    return get_type_hints(fn, include_extras=True)
 
 
 def _doc_summary(fn: Callable[..., Any]) -> str | None:

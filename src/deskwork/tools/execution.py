@@ -145,6 +145,11 @@ def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
         raise ToolValidationError(
             f"invalid arguments for tool {tool.name!r}: {details}", tool_name=tool.name
         ) from exc
+    except Exception as exc:  # a validator's TypeError (pydantic wraps only ValueError)
+        raise ToolValidationError(
+            f"invalid arguments for tool {tool.name!r}: {describe_exception(exc)}",
+            tool_name=tool.name,
+        ) from exc
     return model.__dict__.copy()  # a validated model's __dict__ holds its fields, only them
 
 
