@@ -54,3 +54,26 @@ def test_a_failed_tool_steps_exception_is_stored_redacted(tmp_path: Path) -> Non
     assert (report.status, report.content) == ("completed", "done")
     records = _step_records(tmp_path)
     assert b"auth failed with <redacted>" in records and SECRET.encode() not in records
+
+
+class ServiceUnavailable(Exception):
+    status_code = 503  # as a provider's error carries it: the desk retries it
+
+
+def test_a_transient_error_that_quotes_a_secret_is_still_retried(tmp_path: Path) -> None:
+    class Flaky(ScriptedAdapter):
+        async def acomplete(self, **params: object) -> object:
+            if not self.calls:
+                self.calls.append(dict(params))
+                raise ServiceUnavailable(f"upstream busy (api_key={SECRET})")
+            return await super().acomplete(**params)
+
+    adapter = Flaky([reply("done")])
+    desk = Desk(model="m", adapter=adapter, storage_dir=tmp_path, durable=True, num_retries=1)
+    try:
+        report = desk.run(Worker(name="w"), "hi")
+    finally:
+        desk.close()
+    assert (report.status, report.content) == ("completed", "done"), report.errors
+    records = _step_records(tmp_path)
+    assert b"ServiceUnavailable" in records and SECRET.encode() not in records

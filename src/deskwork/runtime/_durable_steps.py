@@ -184,8 +184,12 @@ class StepFailedError(DeskworkError):
 
 
 def _storable_error(exc: Exception) -> Exception:
-    """``exc`` as DBOS checkpoints it (pickled into its database): itself when it pickles and
-    tells no secret, else its type name and redacted text (:class:`StepFailedError`)."""
+    """``exc`` as DBOS checkpoints it (pickled into its database): itself, with any secret in
+    its message, arguments or attributes redacted in place (its type, status code and
+    headers stay, so the desk still classifies and retries it); else, when it does not
+    pickle or still tells a secret, its type name and redacted text (:class:`StepFailedError`)."""
+    if _tells_secrets(exc):
+        _redact_in_place(exc)
     if _picklable(exc) and not _tells_secrets(exc):
         return exc
     return StepFailedError(type(exc).__name__, exception_text(exc))
@@ -199,6 +203,14 @@ def _tells_secrets(exc: BaseException) -> bool:
     except Exception:  # a __str__ that raises: keep only what can be read
         return True
     return any(isinstance(text, str) and redact_text(text) != text for text in texts)
+
+
+def _redact_in_place(exc: BaseException) -> None:
+    exc.args = tuple(redact(arg) for arg in exc.args)
+    for name, value in list(vars(exc).items()):
+        if isinstance(value, str | dict | list | tuple):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, name, redact(value))
 
 
 def _model_step_name(params: dict[str, Any]) -> str:
