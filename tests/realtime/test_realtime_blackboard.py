@@ -207,3 +207,32 @@ def test_count_events_without_a_name_counts_all() -> None:
     board = Blackboard(events=[Event(name="a"), {"name": "b", "payload": {"x": 1}}])
     assert board.count_events() == 2
     assert board.count_events("a") == 1
+
+
+async def test_board_operations_and_turns_make_no_snapshot_they_drop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The shared board's ``update`` returns a snapshot (a deep copy of the whole
+    container); the realtime operations and the engine drop it. Before, every set_var,
+    push, fact and merge paid for it: about 4% of a model-free turn."""
+    from rt_support import ScriptAgent, make_context
+
+    from deskwork.collaboration import BlackboardEntry
+    from deskwork.realtime import AgentEngine, AgentResponse
+    from deskwork.testing import ScriptedAdapter
+
+    def no_snapshot(entry: BlackboardEntry) -> BlackboardEntry:
+        raise AssertionError("a snapshot was made and dropped")
+
+    board = Blackboard(variables={"phase": "discovery"})
+    monkeypatch.setattr(BlackboardEntry, "_copy", no_snapshot)
+    board.set_var("phase", "closing")
+    board.push_queue("questions", "price?")
+    board.add_fact(Fact(type="budget", value=10))
+    board.update_memory("coach", {"seen": True})
+    board.emit_event(Event(name="e"))
+    engine = AgentEngine(adapter=ScriptedAdapter())
+    reply = AgentResponse(variable_updates={"score": 1}, queue_pushes={"q": [1]})
+    engine.register_agent(ScriptAgent("coach", response=reply))
+    await engine.process_turn(make_context(board=board))
+    assert board.get_var("score") == 1 and board.get_var("phase") == "closing"

@@ -253,6 +253,14 @@ class Blackboard:
             TypeError: ``key`` or ``author`` is not a string, or the value returned by ``fn``
                 is not JSON-serializable or has a dict key holding a lone surrogate.
         """
+        return self._update(key, fn, author, default)._copy()
+
+    def _update(
+        self, key: str, fn: Callable[[Any], Any], author: str, default: Any
+    ) -> BlackboardEntry:
+        """``update`` without its snapshot: the board's own entry, for a caller that drops it
+        (the snapshot is a deep copy of the whole value). Never hand the result out.
+        """
         check_name("key", key)
         check_name("author", author)
         label = f"key {key!r}"
@@ -266,7 +274,7 @@ class Blackboard:
             entry = self._store(key, stored, author)
             callbacks = self._subscribers_for(key)
         self._notify(callbacks, key, stored, author)
-        return entry._copy()
+        return entry
 
     def delete(self, key: str) -> bool:
         """Remove ``key``. Subscribers are not called.

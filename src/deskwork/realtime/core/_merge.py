@@ -160,11 +160,11 @@ def apply_phase(board: Blackboard, contributions: Sequence[Contribution]) -> Pha
             mine.update(item.response.memory_updates)
     if changes.variables:
         written = changes.variables
-        board.update("variables", lambda v: {**v, **written}, ENGINE_SOURCE, default={})
+        board._change("variables", lambda v: {**v, **written}, ENGINE_SOURCE, default={})
     if changes.queue_pushes:
-        board.update("queues", _pusher(changes.queue_pushes), ENGINE_SOURCE, default={})
+        board._change("queues", _pusher(changes.queue_pushes), ENGINE_SOURCE, default={})
     if changes.memory:
-        board.update("memory", _memory_merger(changes.memory), ENGINE_SOURCE, default={})
+        board._change("memory", _memory_merger(changes.memory), ENGINE_SOURCE, default={})
     _merge_facts(board, ordered)
     return changes
 
@@ -219,4 +219,4 @@ def _merge_facts(board: Blackboard, ordered: Sequence[Contribution]) -> None:
                 added.append(fact)
         return facts
 
-    board.update("facts", add, ENGINE_SOURCE, default=[])
+    board._change("facts", add, ENGINE_SOURCE, default=[])

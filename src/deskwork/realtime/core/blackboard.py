@@ -298,13 +298,13 @@ class Blackboard(_SharedBlackboard):
     def emit_event(self, event: Event, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``event`` to the pending events (no deduplication)."""
         item = _event_json(event)
-        self.update("events", lambda events: [*events, item], author, default=[])
+        self._change("events", lambda events: [*events, item], author, default=[])
 
     def emit_events(self, events: Iterable[Event], *, author: str = DEFAULT_AUTHOR) -> None:
         """Append several events in one atomic write."""
         items = [_event_json(e) for e in _items(events, "events")]
         if items:
-            self.update("events", lambda current: [*current, *items], author, default=[])
+            self._change("events", lambda current: [*current, *items], author, default=[])
 
     def has_event(self, event_name: str) -> bool:
         """Return whether an event called ``event_name`` is pending."""
@@ -336,7 +336,7 @@ class Blackboard(_SharedBlackboard):
         check_name("key", key)
         if key.startswith(RESERVED_PREFIX):
             logger.warning("writing reserved variable %r; sys.* keys are engine-managed", key)
-        self.update("variables", lambda variables: {**variables, key: value}, author, default={})
+        self._change("variables", lambda variables: {**variables, key: value}, author, default={})
 
     def get_var(self, key: str, default: Any = None) -> Any:
         """Return a copy of the variable ``key``, or ``default``."""
@@ -355,7 +355,7 @@ class Blackboard(_SharedBlackboard):
             variables.pop(key, None)
             return variables
 
-        self.update("variables", drop, author, default={})
+        self._change("variables", drop, author, default={})
 
     # ---------------------------------------------------------------- queues
 
@@ -375,7 +375,7 @@ class Blackboard(_SharedBlackboard):
             queues.setdefault(queue_name, []).extend(added)
             return queues
 
-        self.update("queues", push, author, default={})
+        self._change("queues", push, author, default={})
 
     def push_queue(self, queue_name: str, item: Any, *, author: str = DEFAULT_AUTHOR) -> None:
         """Append ``item`` to the queue ``queue_name`` (created if missing)."""
@@ -385,7 +385,7 @@ class Blackboard(_SharedBlackboard):
             queues.setdefault(queue_name, []).append(item)
             return queues
 
-        self.update("queues", push, author, default={})
+        self._change("queues", push, author, default={})
 
     def pop_queue(self, queue_name: str, *, author: str = DEFAULT_AUTHOR) -> Any | None:
         """Remove and return the first item of ``queue_name`` (``None`` if empty or missing)."""
@@ -397,7 +397,7 @@ class Blackboard(_SharedBlackboard):
                 popped.append(queues[queue_name].pop(0))
             return queues
 
-        self.update("queues", pop, author, default={})
+        self._change("queues", pop, author, default={})
         return popped[0] if popped else None
 
     def peek_queue(self, queue_name: str) -> Any | None:
@@ -417,7 +417,7 @@ class Blackboard(_SharedBlackboard):
     def clear_queue(self, queue_name: str, *, author: str = DEFAULT_AUTHOR) -> None:
         """Empty the queue ``queue_name``."""
         check_name("queue_name", queue_name)
-        self.update("queues", lambda queues: {**queues, queue_name: []}, author, default={})
+        self._change("queues", lambda queues: {**queues, queue_name: []}, author, default={})
 
     # ----------------------------------------------------------------- facts
 
@@ -429,7 +429,7 @@ class Blackboard(_SharedBlackboard):
             put_fact(facts, item)
             return facts
 
-        self.update("facts", add, author, default=[])
+        self._change("facts", add, author, default=[])
 
     def get_fact(self, fact_type: str, key: str | None = None) -> Fact | None:
         """Return the first fact of ``fact_type`` (and ``key``, when given), or ``None``."""
@@ -454,7 +454,7 @@ class Blackboard(_SharedBlackboard):
         """Replace ``agent_id``'s private memory with ``data``."""
         check_name("agent_id", agent_id)
         data = _named("data", "memory key", _mapping(data, "data"))
-        self.update("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
+        self._change("memory", lambda memory: {**memory, agent_id: dict(data)}, author, default={})
 
     def update_memory(
         self, agent_id: str, updates: Mapping[str, Any], *, author: str = DEFAULT_AUTHOR
@@ -467,7 +467,7 @@ class Blackboard(_SharedBlackboard):
             memory[agent_id] = {**memory.get(agent_id, {}), **updates}
             return memory
 
-        self.update("memory", merge, author, default={})
+        self._change("memory", merge, author, default={})
 
     # ------------------------------------------------------ write protection
 
@@ -482,6 +482,12 @@ class Blackboard(_SharedBlackboard):
         """Atomically replace ``key`` with ``fn(current)`` (see the shared board's ``update``)."""
         self._check_writable()
         return super().update(key, fn, author, default)
+
+    def _change(self, key: str, fn: Callable[[Any], Any], author: str, default: Any = None) -> None:
+        """``update`` for the board's own operations and the engine, which drop the entry it
+        returns: no snapshot (a deep copy of the whole container) is made for them."""
+        self._check_writable()
+        self._update(key, fn, author, default)
 
     def delete(self, key: str) -> bool:
         """Remove ``key``; raises on a frozen board."""

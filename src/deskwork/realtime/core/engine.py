@@ -397,7 +397,7 @@ class AgentEngine:
             await self._run_phases(turn, notifier)
         finally:
             if turn.events_seen:
-                turn.board.update("events", _without(turn.events_seen), ENGINE_SOURCE, default=[])
+                turn.board._change("events", _without(turn.events_seen), ENGINE_SOURCE, default=[])
         turn.context.shared_state.update(public_variables(turn.board.variables))
         return turn.result()
 
@@ -424,7 +424,7 @@ class AgentEngine:
             new = {k: v for k, v in seeds.items() if k not in variables}
             return {**variables, **new, **system}
 
-        context.blackboard.update("variables", prepare, ENGINE_SOURCE, default={})
+        context.blackboard._change("variables", prepare, ENGINE_SOURCE, default={})
         return Turn(new_id(), context, context.blackboard, trigger_type, allowed)
 
     async def _run_phases(self, turn: Turn, notifier: Notifier) -> None:
