@@ -196,21 +196,17 @@ class DynamicAgent(BaseAgent):
 
 
 async def _ask(llm: Any, agent_id: str, **kwargs: Any) -> Any:
-    """Await ``llm.generate_json(**kwargs)``; an ``llm`` without an async ``generate_json``
-    is a ``TypeError`` naming the agent (instead of an ``AttributeError`` or "object dict
-    can't be used in 'await' expression")."""
+    """``llm.generate_json(**kwargs)``, awaited when it is async. A sync client's answer is
+    used as it is (it was a model call, maybe a paid one; it blocked the loop while it ran);
+    an ``llm`` without ``generate_json`` is a ``TypeError`` naming the agent."""
     generate = getattr(llm, "generate_json", None)
     if not callable(generate):
-        has = "no generate_json"
-    else:
-        reply = generate(**kwargs)
-        if inspect.isawaitable(reply):
-            return await reply
-        has = f"a generate_json that returned {type(reply).__name__}, not an awaitable"
-    raise TypeError(
-        f"agent {agent_id!r}: agent.llm ({type(llm).__name__}) has {has}; it needs "
-        "`async def generate_json(model, messages, **kwargs)`"
-    )
+        raise TypeError(
+            f"agent {agent_id!r}: agent.llm ({type(llm).__name__}) has no generate_json; it"
+            " needs `async def generate_json(model, messages, **kwargs)`"
+        )
+    reply = generate(**kwargs)
+    return await reply if inspect.isawaitable(reply) else reply
 
 
 def _user_message(context: AgentContext, variables: dict[str, Any]) -> str:
