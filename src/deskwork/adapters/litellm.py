@@ -30,7 +30,7 @@ from deskwork.adapters.base import (
     parse_tool_call,
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
-from deskwork.core.redact import hide_values, known_credentials
+from deskwork.core.redact import hide_values, known_credentials, rewrite_exception
 from deskwork.exceptions import DeskworkError, StreamingUnsupportedError
 
 __all__ = ["LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
@@ -111,11 +111,7 @@ def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
     """Mask ``secrets`` in ``exc``'s message and in what it keeps of the server's answer
     (``body``, which a durable desk pickles into its store), in place: its type, status and
     headers stay, so the desk still classifies and retries it."""
-    exc.args = hide_values(exc.args, secrets)
-    for name, value in list(getattr(exc, "__dict__", {}).items()):
-        if isinstance(value, str | dict | list | tuple):
-            with contextlib.suppress(AttributeError, TypeError):
-                setattr(exc, name, hide_values(value, secrets))
+    rewrite_exception(exc, lambda value: hide_values(value, secrets))
 
 
 class LiteLLMAdapter(BaseModelAdapter):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any, Literal, TypeVar, overload
 
@@ -23,6 +24,7 @@ __all__ = [
     "redact_model",
     "redact_model_json",
     "redact_text",
+    "rewrite_exception",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -135,6 +137,18 @@ def hide_values(value: Any, secrets: Sequence[str]) -> Any:
     if type(value) in (list, tuple):
         return type(value)(hide_values(item, secrets) for item in value)
     return value
+
+
+def rewrite_exception(exc: BaseException, rewrite: Callable[[Any], Any]) -> None:
+    """Apply ``rewrite`` (:func:`redact`, say) to ``exc``'s arguments and to its text, list,
+    tuple and dict attributes, in place: its type, status code and headers stay, so it is
+    still classified and retried as before, and what it keeps of a server's answer (a
+    ``body`` a durable desk pickles) is rewritten too."""
+    exc.args = tuple(rewrite(arg) for arg in exc.args)
+    for name, value in list(getattr(exc, "__dict__", {}).items()):
+        if isinstance(value, str | dict | list | tuple):
+            with contextlib.suppress(AttributeError, TypeError):  # a read-only property
+                setattr(exc, name, rewrite(value))
 
 
 def describe_exception(exc: BaseException) -> str:

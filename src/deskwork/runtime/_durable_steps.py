@@ -24,7 +24,7 @@ from dbos import DBOS
 from dbos._context import get_local_dbos_context
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
-from deskwork.core.redact import exception_text, redact, redact_text
+from deskwork.core.redact import exception_text, redact, redact_text, rewrite_exception
 from deskwork.exceptions import DeskworkError
 from deskwork.utils import to_jsonable
 
@@ -189,7 +189,7 @@ def _storable_error(exc: Exception) -> Exception:
     headers stay, so the desk still classifies and retries it); else, when it does not
     pickle or still tells a secret, its type name and redacted text (:class:`StepFailedError`)."""
     if _tells_secrets(exc):
-        _redact_in_place(exc)
+        rewrite_exception(exc, redact)
     if _picklable(exc) and not _tells_secrets(exc):
         return exc
     return StepFailedError(type(exc).__name__, exception_text(exc))
@@ -203,14 +203,6 @@ def _tells_secrets(exc: BaseException) -> bool:
     except Exception:  # a __str__ that raises: keep only what can be read
         return True
     return any(isinstance(text, str) and redact_text(text) != text for text in texts)
-
-
-def _redact_in_place(exc: BaseException) -> None:
-    exc.args = tuple(redact(arg) for arg in exc.args)
-    for name, value in list(vars(exc).items()):
-        if isinstance(value, str | dict | list | tuple):
-            with contextlib.suppress(AttributeError, TypeError):
-                setattr(exc, name, redact(value))
 
 
 def _model_step_name(params: dict[str, Any]) -> str:
