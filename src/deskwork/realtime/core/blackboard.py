@@ -34,11 +34,11 @@ from pydantic_core import core_schema
 from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration import Blackboard as _SharedBlackboard
 from deskwork.collaboration import BlackboardEntry
-from deskwork.collaboration._blackboard import check_name, copy_json
+from deskwork.collaboration._blackboard import check_name, copy_json, lone_surrogate_key
 from deskwork.exceptions import DeskworkError
 from deskwork.realtime.core._persist import load_board_state, save_board
 from deskwork.realtime.core._records import Event, Fact
-from deskwork.utils import is_items
+from deskwork.utils import escape_surrogates, is_items
 
 if TYPE_CHECKING:
     from deskwork.store.session import SessionStore
@@ -630,8 +630,32 @@ def _conform(key: str, value: Any) -> Any:
 
 
 def _event_json(event: Event | Mapping[str, Any]) -> dict[str, Any]:
-    return Event.model_validate(event).model_dump(mode="json")
+    model = Event.model_validate(event)
+    label = f"event {model.name!r}"
+    # pydantic writes a top-level payload key holding a lone surrogate as U+FFFD, silently
+    if any(not key.isascii() for key in model.payload):
+        key = lone_surrogate_key({k: None for k in model.payload})
+        if key is not None:
+            raise TypeError(_surrogate_key(label, key))
+    return _dumped(model, label)
 
 
 def _fact_json(fact: Fact | Mapping[str, Any]) -> dict[str, Any]:
-    return Fact.model_validate(fact).model_dump(mode="json")
+    model = Fact.model_validate(fact)
+    return _dumped(model, f"fact {model.type!r}")
+
+
+def _dumped(model: Event | Fact, label: str) -> dict[str, Any]:
+    """``model`` in JSON mode; a nested key holding a lone surrogate (pydantic raises
+    ``UnicodeEncodeError``) refused as the board's other writes refuse it."""
+    try:
+        return model.model_dump(mode="json")
+    except UnicodeEncodeError as exc:
+        raise TypeError(_surrogate_key(label, str(exc.object))) from None
+
+
+def _surrogate_key(label: str, key: str) -> str:
+    return (
+        f"{label}: the key {escape_surrogates(key)!r} holds a lone surrogate, which a saved"
+        " state cannot keep as a key"
+    )
