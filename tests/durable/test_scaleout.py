@@ -206,8 +206,11 @@ def test_runs_taken_over_from_a_killed_worker_are_not_admitted_twice(
     tmp_path: Path, workers: list[subprocess.Popen[str]]
 ) -> None:
     # 3 runs need 6 model calls, exactly the limit: a run taken over after the kill must
-    # replay its recorded admission, or its last call waits for the next minute
-    flags = ("--queue", "metered", "--concurrency", "2", "--rate", "6", "--takeover-every", "1")
+    # replay its recorded admission, or its last call waits for the next minute. One run at
+    # a time per worker: with two, the victim's other run could be admitted to a model call
+    # it had not made yet when killed (nothing the test can see), and that admission is
+    # rightly asked again on takeover: a seventh, which waited for the next minute
+    flags = ("--queue", "metered", "--concurrency", "1", "--rate", "6", "--takeover-every", "1")
     env = {"SCALEOUT_TOOL_SECONDS": "1"}
     workers += _start_workers(tmp_path, env, 2, *flags)
     victim = workers[0]
