@@ -314,9 +314,23 @@ def _check_options(
         )
     if output_type is not None:
         try:
-            TypeAdapter(output_type)
+            output_adapter(output_type)
         except Exception as exc:
             raise ConfigurationError(f"output_type {output_type!r} cannot be validated") from exc
+
+
+def output_adapter(output_type: Any) -> TypeAdapter[Any]:
+    """The validator of a tool's ``output_type``: built once per type (the one its
+    definition checked), not on every call (80 us for ``str``, 0.7 ms for ``JsonValue``)."""
+    try:
+        return _output_adapter(output_type)
+    except TypeError:  # an unhashable type: nothing to cache it by
+        return TypeAdapter(output_type)
+
+
+@functools.lru_cache(maxsize=256)
+def _output_adapter(output_type: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(output_type)
 
 
 def _hooks(kind: str, hooks: Any) -> tuple[Any, ...]:

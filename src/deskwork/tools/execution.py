@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Coroutine
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from deskwork._sync import call_off_loop, run_sync, sync_call_alone
 from deskwork.core._model import trusted
@@ -24,7 +24,7 @@ from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ToolValidationError
 from deskwork.tools._pool import ToolThreadPool, default_pool
 from deskwork.tools._step_hook import tool_step_hook
-from deskwork.tools.base import Tool
+from deskwork.tools.base import Tool, output_adapter
 from deskwork.utils import nan_as_null, to_jsonable
 
 if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
@@ -284,7 +284,7 @@ def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
             return value
         if tool.output_type is not None:
             try:
-                value = TypeAdapter(tool.output_type).validate_python(value)
+                value = output_adapter(tool.output_type).validate_python(value)
             except ValidationError as exc:
                 return _error(f"tool {tool.name!r} returned invalid output: {exc}", exc)
             return _json_result(to_jsonable(value))
