@@ -24,10 +24,10 @@ three context switches a call on one CPU but no measurable CPU, so the queue sta
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import threading
 from collections.abc import Callable
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
@@ -169,9 +169,13 @@ class ToolThreadPool:
                     self._threads -= 1  # a replacement took this thread's slot
                 else:
                     self._waiting += 1
-            if not future.done():  # else abandoned: nobody awaits it, no wake-up needed
-                with contextlib.suppress(RuntimeError):  # its loop is closed: nobody awaits it
+            if future.done():  # abandoned: nobody awaits it, no wake-up needed
+                _drop(*outcome)
+            else:
+                try:
                     loop.call_soon_threadsafe(_settle, future, *outcome)
+                except RuntimeError:  # its loop is closed: nobody awaits it
+                    _drop(*outcome)
             if retire:
                 return
 
@@ -189,6 +193,7 @@ class ToolThreadPool:
 def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
     """Complete ``future`` on its loop (unless it was cancelled meanwhile)."""
     if future.done():
+        _drop(ok, value)
         return
     if ok:
         future.set_result(value)
@@ -198,6 +203,14 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_exception(error)
     else:
         future.set_exception(value)
+
+
+def _drop(ok: bool, value: Any) -> None:
+    """Close the coroutine a sync tool returned (an ``async def`` behind a decorator) when its
+    call was abandoned (timed out, cancelled): nobody will await it, and left as it is it would
+    hold what its arguments hold and warn "coroutine ... was never awaited" when collected."""
+    if ok and type(value) is CoroutineType:
+        value.close()
 
 
 _default: ToolThreadPool | None = None

@@ -15,6 +15,7 @@ import multiprocessing
 import pickle
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from types import CoroutineType
 from typing import Any
 
 from deskwork.core.redact import describe_exception, exception_text
@@ -56,6 +57,8 @@ def _resolve(module: str, qualname: str) -> Callable[..., Any]:
 def _child(module: str, qualname: str, arguments: dict[str, Any], conn: Connection) -> None:
     try:
         value = _resolve(module, qualname)(**arguments)
+        if type(value) is CoroutineType:  # a def returning one: an async def behind a decorator
+            value = asyncio.run(value)  # awaited here, as on a thread; it cannot be pickled
         message: tuple[bool, Any] = (True, value)
     except BaseException as exc:  # sent to the parent, which reports it as the tool's error
         message = (False, _portable(exc))

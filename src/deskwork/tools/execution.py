@@ -49,7 +49,8 @@ async def aexecute_tool(
     (no thread hand-off; nested sync calls still work). A sync tool declared
     ``@tool(blocking=False)`` always runs on the loop's thread the same way. A sync tool that
     returns a coroutine (an ``async def`` behind a decorator that hides it) has it awaited as
-    an async tool's call is, with the tool's timeout.
+    an async tool's call is, with the tool's timeout (in its own process under
+    ``isolation="process"``); one returned after its call timed out or was cancelled is closed.
 
     What a timeout (or ``cancel_event``) can and cannot stop:
 
