@@ -52,6 +52,23 @@ async def test_a_provider_error_echoing_the_key_is_redacted(
     assert KEY not in result.model_dump_json()
 
 
+async def test_a_provider_key_from_the_environment_is_redacted_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    env_key = "0123456789abcdef0123456789abcdef"  # an Azure key's shape: no pattern knows it
+    monkeypatch.setenv("AZURE_API_KEY", env_key)
+    fake = _FakeLiteLLM(RuntimeError(f"401: key {env_key}"), RuntimeError(f"401 for {env_key}"))
+    monkeypatch.setattr("deskwork.adapters.litellm.import_litellm", lambda: fake)
+    tool = make_generate_image_tool()  # no api_key: LiteLLM reads the environment's
+    call = ToolCall(id="c", name=tool.name, arguments={"prompt": "a"})
+    result = await aexecute_tool(tool, call)
+    assert result.error == (
+        "RuntimeError: image generation failed: RuntimeError: 401 for <redacted>"
+        " (the image endpoint failed first: RuntimeError: 401: key <redacted>)"
+    )
+    assert env_key not in result.model_dump_json()
+
+
 @pytest.mark.parametrize(
     ("image", "chat"),
     [

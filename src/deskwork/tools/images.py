@@ -22,9 +22,10 @@ key or default model.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
-from deskwork.core.redact import describe_exception, redact_text
+from deskwork.core.redact import describe_exception, hide_values, known_credentials, redact_text
 from deskwork.core.tool_call import ToolResult
 from deskwork.exceptions import ConfigurationError
 from deskwork.tools.base import Tool, tool
@@ -52,8 +53,8 @@ def make_generate_image_tool(
 
     Args:
         api_base: endpoint for both calls (a proxy or an OpenAI-compatible server).
-        api_key: key for both calls; otherwise LiteLLM reads the provider's variable. It is
-            never part of results, errors or events.
+        api_key: key for both calls; otherwise LiteLLM reads the provider's variable. Neither
+            is ever part of results, errors or events.
         default_model: the model used when the model does not choose one.
         timeout: request timeout in seconds for each call (also the tool's timeout, doubled,
             since the tool may make two calls).
@@ -159,14 +160,14 @@ def _for_model(image: dict[str, str | None]) -> str:
 
 
 def _failure(error: str, endpoint_error: str | None, api_key: str | None) -> RuntimeError:
-    """The tool's error, without ``api_key`` even where a provider's message echoes it (and
+    """The tool's error, without ``api_key`` or a provider key LiteLLM read from the
+    environment (``OPENAI_API_KEY``, ...) even where a provider's message echoes it (and
     without the provider's exception as its cause: its text may hold the key too)."""
     message = f"image generation failed: {error}"
     if endpoint_error is not None:
         message += f" (the image endpoint failed first: {endpoint_error})"
-    if api_key:
-        message = message.replace(api_key, "<redacted>")
-    return RuntimeError(redact_text(message))
+    secrets = known_credentials((api_key,), env=os.environ)
+    return RuntimeError(redact_text(hide_values(message, secrets)))
 
 
 def _items(value: Any) -> list[Any]:
