@@ -139,6 +139,12 @@ def node_list(nodes: Node | Sequence[Node] | None, owner: str) -> tuple[Node, ..
     return items
 
 
+def _route_key(value: Any) -> str:
+    """A route key as plain text: a ``str`` subclass (a ``(str, Enum)`` member, say) by its
+    value, not by its ``str()`` (``"Route.FAST"``); any other value by its ``str()``."""
+    return str.__str__(value) if isinstance(value, str) else str(value)
+
+
 def check_callable(owner: str, what: str, function: Any) -> None:
     """Check that a user callback (predicate, selector, job builder) is callable.
 
@@ -319,8 +325,14 @@ class _Branching(Node):
                 f"{self.label} expects its branches as a mapping of keys to steps,"
                 f" got {type(branches).__name__}"
             )
+        for key in branches:
+            if not isinstance(key, str):
+                raise ConfigurationError(
+                    f"{self.label}: branch keys must be strings, got {key!r} ({type(key).__name__})"
+                )
         self.branches = {
-            key: node_list(steps, type(self).__name__) for key, steps in branches.items()
+            _route_key(key): node_list(steps, type(self).__name__)
+            for key, steps in branches.items()
         }
 
     async def choose(self, ctx: WorkflowContext) -> str:
@@ -390,7 +402,9 @@ class AsyncCondition(Condition):
 class Router(_Branching):
     """Runs the route whose key ``selector(ctx)`` returns (sync or async).
 
-    An unknown key fails the flow with an error naming the known routes.
+    Route keys are strings; a ``str`` subclass (a ``(str, Enum)`` member) stands for its
+    value, as a key and as the selector's result. An unknown key fails the flow with an
+    error naming the known routes.
     """
 
     __slots__ = ("selector",)
@@ -408,7 +422,7 @@ class Router(_Branching):
 
     async def choose(self, ctx: WorkflowContext) -> str:
         """The selected route key."""
-        return str(await call_user(self.selector, ctx))
+        return _route_key(await call_user(self.selector, ctx))
 
 
 class Loop(Node):
