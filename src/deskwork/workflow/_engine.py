@@ -80,14 +80,19 @@ class FlowRun:
         from deskwork.runtime._durable_fanout import fan_out
 
         forks = [self.fork([]) for _ in steps]
-        jobs = [await step.build_job(fork.ctx) for step, fork in zip(steps, forks, strict=True)]
-        for step in steps:
+        jobs: list[Job | Report] = []
+        for step, fork in zip(steps, forks, strict=True):
             self.config.emit(EventType.STEP_STARTED, step.name, {})
-        members = [(step.runner, job) for step, job in zip(steps, jobs, strict=True)]
-        reports = await fan_out(self.config, members, distribute, name)
-        outcomes = [
-            fork._record(step, report, None, job)
-            for fork, step, report, job in zip(forks, steps, reports, jobs, strict=True)
+            jobs.append(await fork._build_job(step))
+        members = [
+            (s.runner, job) for s, job in zip(steps, jobs, strict=True) if isinstance(job, Job)
+        ]
+        fanned = iter(await fan_out(self.config, members, distribute, name) if members else [])
+        outcomes = [  # a step whose job_builder failed has its failed report in place of a job
+            fork._record(step, next(fanned), None, job)
+            if isinstance(job, Job)
+            else fork._record(step, job, None, None)
+            for fork, step, job in zip(forks, steps, jobs, strict=True)
         ]
         errors = [e for outcome in outcomes if isinstance(outcome, Failed) for e in outcome.errors]
         if errors:
@@ -126,6 +131,17 @@ class FlowRun:
                 job = self.flow.take_live_job(paused) or Job.from_state(paused.job)
                 report, state = await step.runner.aresume(self.config, paused, self.decision, job)
         except Exception as exc:
-            error = f"{describe_exception(exc)}"
-            return Report(run_id=self.config.run_id, status="failed", errors=[error]), None, job
+            return self._failed(exc), None, job
         return report, state, job
+
+    async def _build_job(self, step: Step) -> Job | Report:
+        """The job of a fresh run of ``step``, or the failed report of a ``job_builder`` that
+        raised (as :meth:`_call_runner` reports it)."""
+        try:
+            return await step.build_job(self.ctx)
+        except Exception as exc:
+            return self._failed(exc)
+
+    def _failed(self, exc: Exception) -> Report:
+        """The report of a step whose job or runner raised ``exc``."""
+        return Report(run_id=self.config.run_id, status="failed", errors=[describe_exception(exc)])
