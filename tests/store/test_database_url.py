@@ -13,7 +13,7 @@ import pytest
 from deskwork import ConfigurationError, Desk, Job, MissingExtraError, Worker
 from deskwork.memory import InMemoryMemoryStore, PostgresMemoryStore
 from deskwork.store import PostgresRunStore, PostgresSessionStore, SQLiteRunStore, StoreError
-from deskwork.store._url import open_run_store, redact_url
+from deskwork.store._url import open_run_store, redact_url, scrub
 from deskwork.testing import ScriptedAdapter, reply
 
 
@@ -73,9 +73,11 @@ def test_unreachable_database_names_the_url_without_its_password(tmp_path: Path)
     with pytest.raises(ConfigurationError) as caught:
         desk.run(Worker(name="w"), Job(input="go"))
     message = str(caught.value)
-    assert "postgresql://deskwork:***@127.0.0.1:1/nowhere" in message
+    assert "postgresql://deskwork:<redacted>@127.0.0.1:1/nowhere" in message  # one spelling
     assert "s3cret-pw" not in message
     assert redact_url("postgresql://u@h/db") == "postgresql://u@h/db"
+    echoed = scrub('password authentication failed: "s3cret-pw"', url)  # a driver's message
+    assert echoed == 'password authentication failed: "<redacted>"'
 
 
 def test_a_malformed_url_does_not_echo_its_password(tmp_path: Path) -> None:

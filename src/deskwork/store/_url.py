@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
+from deskwork.core.redact import REDACTED, hide_values
 from deskwork.exceptions import ConfigurationError
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ def sqlite_path(url: str) -> Path | None:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its password (safe for messages and logs)."""
+    """``url`` without its password (safe for messages and logs), spelled as the rest of
+    deskwork spells it: ``postgresql://user:<redacted>@host/db``."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -83,7 +85,7 @@ def redact_url(url: str) -> str:
         return url
     netloc = parts.netloc.rsplit("@", 1)
     user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[-1]}"))
+    return urlunsplit(parts._replace(netloc=f"{user}:{REDACTED}@{netloc[-1]}"))
 
 
 def scrub(text: str, url: str) -> str:
@@ -92,7 +94,7 @@ def scrub(text: str, url: str) -> str:
         password = urlsplit(url).password
     except ValueError:
         password = None
-    return text.replace(password, "***") if password else text
+    return str(hide_values(text, [password])) if password else text
 
 
 def open_run_store(url: str) -> RunStore:
