@@ -25,6 +25,7 @@ __all__ = [
     "redact_model_json",
     "redact_text",
     "rewrite_exception",
+    "traceback_text",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -167,6 +168,15 @@ def exception_text(exc: BaseException) -> str:
     except Exception:
         return f"<the {type(exc).__name__}'s message could not be read>"
     return redact_text(text)
+
+
+def traceback_text(error: BaseException) -> str:
+    """``error``'s traceback as Python prints it (a chained cause's too) with secrets
+    redacted: what a log line or a span keeps of a failure."""
+    import traceback  # with the first traceback kept, not with deskwork
+
+    lines = traceback.format_exception(type(error), error, error.__traceback__)
+    return redact_text("".join(lines))
 
 
 def may_hold_secrets(text: str) -> bool:

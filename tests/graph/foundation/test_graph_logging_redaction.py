@@ -4,10 +4,13 @@ whole graph layer, so a secret in an error message or a routed value never reach
 from __future__ import annotations
 
 import ast
+import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from langchain_core.messages import HumanMessage
 from structlog.testing import capture_logs
 
@@ -24,6 +27,7 @@ from deskwork.graph import (
 )
 from deskwork.graph.config.schema import TopologyConfig, TopologyEdgeConfig
 from deskwork.graph.core.exceptions import AgentProcessError
+from deskwork.graph.core.logging_context import get_graph_logger
 from deskwork.graph.routing.graph_builder import build_conditional_edge
 
 GRAPH_SRC = Path(deskwork.graph.__file__).parent
@@ -106,3 +110,39 @@ def test_a_routed_value_quoting_a_secret_is_redacted_in_the_routing_log() -> Non
         assert route(state) == "supervisor"
     assert [e["event"] for e in logs] == ["routing_decision"]
     _assert_clean(logs)
+
+
+@pytest.fixture
+def rendered() -> Iterator[io.StringIO]:
+    """What structlog prints, as an application configures it (restored afterwards)."""
+    saved = structlog.get_config()
+    printed = io.StringIO()
+    yield printed
+    structlog.configure(**saved)
+
+
+RENDERERS = {
+    "structlog's defaults": None,
+    "JSON": [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()],
+}
+
+
+@pytest.mark.parametrize("processors", RENDERERS.values(), ids=RENDERERS.keys())
+def test_a_logged_exception_prints_its_traceback_redacted(
+    rendered: io.StringIO, processors: list[Any] | None
+) -> None:
+    structlog.reset_defaults()
+    factory = structlog.PrintLoggerFactory(file=rendered)
+    if processors is None:
+        structlog.configure(logger_factory=factory)
+    else:
+        structlog.configure(processors=processors, logger_factory=factory)
+    logger = get_graph_logger("deskwork.graph.test")
+    try:
+        raise RuntimeError(SECRET_TEXT)
+    except RuntimeError:
+        logger.exception("step_failed", step=1)
+    printed = rendered.getvalue()
+    assert "step_failed" in printed and "Traceback (most recent call last)" in printed
+    assert "RuntimeError: connect postgresql://app:<redacted>@db/prod failed" in printed
+    assert "hunter2" not in printed and "sk-abcdefghijkl" not in printed

@@ -16,12 +16,13 @@ the application's own events.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import structlog
 
-from deskwork.core.redact import redact
+from deskwork.core.redact import redact, traceback_text
 from deskwork.utils import escape_surrogates
 
 __all__ = [
@@ -136,8 +137,22 @@ class GraphLogger:
         self._logger.error(event, **_printable(redact(fields)))
 
     def exception(self, event: str, **fields: Any) -> None:
-        """Log ``event`` at ERROR with the current exception's traceback."""
-        self._logger.exception(event, **_printable(redact(fields)))
+        """Log ``event`` at ERROR with the current exception's traceback (or that of
+        ``exc_info=``: an exception or a ``sys.exc_info()`` tuple), redacted, as the field
+        ``exception`` (structlog's renderers print it as the traceback)."""
+        error = _raised(fields.pop("exc_info", True))
+        if error is not None:
+            fields["exception"] = traceback_text(error).rstrip("\n")
+        self.error(event, **fields)
+
+
+def _raised(exc_info: Any) -> BaseException | None:
+    """The exception structlog's ``exc_info`` names: ``True`` for the one being handled."""
+    if exc_info is True:
+        exc_info = sys.exc_info()
+    if isinstance(exc_info, tuple) and len(exc_info) == 3:
+        exc_info = exc_info[1]
+    return exc_info if isinstance(exc_info, BaseException) else None
 
 
 def get_graph_logger(name: str = "deskwork.graph") -> GraphLogger:
