@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from deskwork._sync import run_sync
 from deskwork.core._model import DeskworkModel, trusted
+from deskwork.core._tool_names import as_tool_name
 from deskwork.core.tool_call import ToolCall
 from deskwork.exceptions import DeskworkError
 
@@ -214,8 +215,7 @@ def schema_adapter(schema: Any) -> TypeAdapter[Any]:
 
 
 def _schema_name(schema: Any) -> str:
-    name = getattr(schema, "__name__", None) or "response"
-    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
+    return as_tool_name(getattr(schema, "__name__", None) or "", "response")
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)

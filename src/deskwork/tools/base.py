@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import re
 import types
 import warnings
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
+from deskwork.core._tool_names import is_tool_name
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
 from deskwork.utils import check_seconds, is_number
@@ -27,8 +27,6 @@ ToolPreHook = Callable[[ToolCall], Any]
 ToolPostHook = Callable[[ToolCall, ToolResult], Any]
 
 DEFAULT_INPUT_KEY = "user_input"
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""The tool names every provider accepts (OpenAI's and Anthropic's pattern)."""
 Isolation = Literal["thread", "process"]
 
 
@@ -284,7 +282,7 @@ def _awaitable_call(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+    if not is_tool_name(name):
         raise ConfigurationError(
             f"invalid tool name {name!r}: providers accept 1-64 letters, digits, '_' or '-'"
             " (pass @tool(name=...))"
