@@ -7,6 +7,9 @@ Run it as a script:
   SSE at ``/sse`` on 127.0.0.1 with uvicorn; with ``TOKEN`` every request needs
   ``Authorization: Bearer TOKEN``.
 - ``python mcp_test_server.py crash`` exits at once (a server that cannot start).
+- ``python mcp_test_server.py raw`` serves over stdio without the SDK (whose server refuses
+  to announce them) the tools of ``RAW_TOOLS``: some with input schemas the SDK's client
+  refuses (``null``, a root that is not an object); a call answers with its name and arguments.
 
 Set ``MCP_TEST_PREFIX`` to prefix every tool name (two servers with distinct tools). Set
 ``MCP_TEST_HOSTILE`` to a URL to add tools whose input schemas a client must not trust: a
@@ -20,6 +23,7 @@ character).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -34,6 +38,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 PREFIX = os.environ.get("MCP_TEST_PREFIX", "")
 HOSTILE_REF = os.environ.get("MCP_TEST_HOSTILE")
 TWINS = ("twin.name", "twin_name", "x" * 64 + "1", "x" * 64 + "2")
+RAW_TOOLS: list[dict[str, Any]] = [
+    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "text_root", "inputSchema": {"type": "string"}},
+    {"name": "list_root", "inputSchema": {"type": "array", "items": {"type": "string"}}},
+    {"name": "null_schema", "inputSchema": None},
+    {"name": "untyped_schema", "inputSchema": {"properties": {"n": {"type": "integer"}}}},
+    {"inputSchema": {"type": "object"}},
+]
 
 
 class StaticTokenVerifier:
@@ -149,11 +161,45 @@ def http_app(token: str | None) -> Any:
     )
 
 
+def _raw_answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    if method == "initialize":
+        return {
+            "protocolVersion": params["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "deskwork-raw-test", "version": "0"},
+        }
+    if method == "tools/list":
+        return {"tools": RAW_TOOLS}
+    if method == "tools/call":
+        text = f"{params['name']} {json.dumps(params.get('arguments'), sort_keys=True)}"
+        return {"content": [{"type": "text", "text": text}], "isError": False}
+    return None
+
+
+def serve_raw() -> None:
+    """JSON-RPC over stdin/stdout, one message a line, written by hand."""
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:  # a notification
+            continue
+        result = _raw_answer(message["method"], message.get("params") or {})
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if result is None:
+            reply["error"] = {"code": -32601, "message": "Method not found"}
+        else:
+            reply["result"] = result
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
 def main(argv: list[str]) -> None:
     mode = argv[1] if len(argv) > 1 else "stdio"
     if mode == "crash":
         print("mcp_test_server: refusing to start", file=sys.stderr)
         sys.exit(2)
+    if mode == "raw":
+        serve_raw()
+        return
     if mode == "stdio":
         build_server().run()
         return

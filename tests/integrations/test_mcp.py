@@ -381,6 +381,41 @@ async def test_a_key_given_to_a_server_is_masked_in_its_errors() -> None:
     assert result.error.endswith("the service refused key <redacted>")
 
 
+async def test_tools_whose_schema_the_sdk_refuses_leave_the_others_usable(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The MCP SDK refuses a whole ``tools/list`` answer for one tool whose ``inputSchema``
+    is ``null`` or whose root is not an object, so none of the server's tools could be used;
+    and model APIs take only object parameters. A missing or untyped schema is taken as an
+    object; a tool with another root (or no name) is left out, with a warning naming it."""
+    command, args = stdio_args("raw")
+    with caplog.at_level(logging.WARNING, logger="deskwork.tools.mcp"):
+        async with MCPToolProvider() as provider:
+            tools = await provider.connect_stdio(command, args)
+            echo = await provider.acall_tool("echo", {"text": "hi"})
+            untyped = await provider.acall_tool("untyped_schema", {"n": 3})
+            refused = await provider.acall_tool("untyped_schema", {"n": "three"})
+            null = await provider.acall_tool("null_schema", {"any": 1})
+            left_out = await provider.acall_tool("text_root", {})
+    assert {tool.name: tool.to_provider()["function"]["parameters"] for tool in tools} == {
+        "echo": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "null_schema": {"type": "object", "properties": {}},
+        "untyped_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    }
+    assert (echo.content, untyped.content) == ('echo {"text": "hi"}', 'untyped_schema {"n": 3}')
+    assert refused.error is not None and "is not of type 'integer'" in refused.error
+    assert null.content == 'null_schema {"any": 1}'
+    assert left_out.error is not None and "unknown MCP tool 'text_root'" in left_out.error
+    not_an_object = "not an object (model APIs take only object parameters)"
+    assert [r.getMessage() for r in caplog.records if r.name == "deskwork.tools.mcp"] == [
+        f"MCP server {STDIO_LABEL}: tool 'text_root' left out: its input schema's root is"
+        f" 'string', {not_an_object}",
+        f"MCP server {STDIO_LABEL}: tool 'list_root' left out: its input schema's root is"
+        f" 'array', {not_an_object}",
+        f"MCP server {STDIO_LABEL}: tool '<no name>' left out: name: Field required",
+    ]
+
+
 @pytest.mark.parametrize(
     "listed", [["a.b", "a_b", "a-b"], ["a_b", "a-b", "a.b"], ["a-b", "a.b", "a_b"]]
 )

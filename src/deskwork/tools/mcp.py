@@ -36,6 +36,17 @@ Tool names
     :class:`~deskwork.exceptions.ConfigurationError` naming the clash, and that new
     connection is closed. Connect it again with a ``prefix``.
 
+Input schemas
+    A tool's ``inputSchema`` becomes its :attr:`Tool.schema`, the parameters the model sees.
+    The server's tools are checked one by one, not as a whole listing (the MCP SDK refuses a
+    whole listing for one tool it does not accept): a schema that is missing, ``null`` or has
+    no ``type`` at its root is taken as an object schema (``"properties": {}`` when it
+    declares none); a tool whose schema root is anything but an object (``{"type":
+    "string"}``, an array) is left out, since model APIs take only object parameters and
+    ``tools/call`` sends only an object, and so is a tool the SDK refuses (no name, ...).
+    Each tool left out is logged as a warning on the ``deskwork.tools.mcp`` logger naming
+    the server, the tool and why; the server's other tools are usable.
+
 Credentials
     Headers and HTTP clients are used for requests only. Tool results, error messages, tool
     metadata and reprs name a server by its command or its URL without user info, query or
@@ -60,6 +71,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from deskwork._extras import require
+from deskwork._logs import get_stdlib_logger
 from deskwork.core.redact import hide_values, known_credentials, redact_text
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError, DeskworkError
@@ -83,6 +95,7 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 _MAX_TOOL_PAGES = 100
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _CONNECTION_CLOSED = -32000
+_log = get_stdlib_logger(__name__)
 
 
 class MCPConnectionError(DeskworkError, ConnectionError):
@@ -421,14 +434,19 @@ class _Connection:
     async def _serve(self, ready: asyncio.Future[None], timeout: float) -> None:
         from mcp import ClientSession
 
+        from deskwork.tools._mcp_listing import ListingDispatcher
+
         assert self._stop is not None
         try:
             async with AsyncExitStack() as stack:
                 async with asyncio.timeout(timeout):
                     read, write = await self._opener(stack, self)
-                    session = await stack.enter_async_context(ClientSession(read, write))
+                    listing = ListingDispatcher(read, write)
+                    session = await stack.enter_async_context(ClientSession(dispatcher=listing))
                     await session.initialize()
+                    listing.protocol_version = session.protocol_version
                     self.remote_tools = await _list_remote_tools(session)
+                self._warn_left_out(listing.left_out)
                 self.session = session
                 ready.set_result(None)
                 await self._stop.wait()
@@ -445,6 +463,11 @@ class _Connection:
         finally:
             self.session = None
             self.error = self.error or "the connection was closed"
+
+    def _warn_left_out(self, left_out: list[tuple[str, str]]) -> None:
+        for name, reason in left_out:
+            message = f"MCP server {self.label}: tool {name!r} left out: {reason}"
+            _log.warning("%s", hide_values(message, self.secrets))
 
     def note_http_status(self, status: int) -> None:
         """Remember an HTTP error status (the MCP SDK reports only a generic error)."""
