@@ -130,16 +130,24 @@ def _runs(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``deskwork`` console script."""
+    from deskwork.exceptions import ConfigurationError
+
     args = _parser().parse_args(argv)
     with _escaping_stdout():
-        return _command(args)
+        try:
+            return _command(args)
+        except ConfigurationError as exc:  # a setting deskwork refuses: one line, no traceback
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
 
 
 def _command(args: argparse.Namespace) -> int:
     if args.command == "demo" and args.serve:
         from deskwork.serve._demo import serve_demo
 
-        return serve_demo(storage_dir=args.storage_dir, port=args.port)
+        return serve_demo(
+            storage_dir=args.storage_dir, database_url=args.database_url, port=args.port
+        )
     if args.command == "serve":
         from deskwork.serve._cli import run_serve
 
@@ -147,7 +155,12 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         from deskwork.cli.demo import run_demo
 
-        return run_demo(model=args.model, storage_dir=args.storage_dir, assume_yes=args.yes)
+        return run_demo(
+            model=args.model,
+            storage_dir=args.storage_dir,
+            database_url=args.database_url,
+            assume_yes=args.yes,
+        )
     if args.command == "doctor" or getattr(args, "check", False):
         from deskwork.cli.runs import doctor
 

@@ -173,10 +173,20 @@ def _adapter(model: str | None) -> BaseModelAdapter:
 
 
 def run_demo(
-    *, model: str | None = None, storage_dir: str = ".deskwork", assume_yes: bool = False
+    *,
+    model: str | None = None,
+    storage_dir: str = ".deskwork",
+    database_url: str | None = None,
+    assume_yes: bool = False,
 ) -> int:
-    """Run the demo; returns the process exit code."""
-    desk = Desk(model=model or "scripted/demo", adapter=_adapter(model), storage_dir=storage_dir)
+    """Run the demo (its runs stored where ``deskwork runs`` with the same options looks);
+    returns the process exit code."""
+    desk = Desk(
+        model=model or "scripted/demo",
+        adapter=_adapter(model),
+        storage_dir=storage_dir,
+        database_url=database_url,
+    )
     worker = demo_worker()
     job = Job(input="We are low on espresso beans.", response_schema=RestockReport)
     where = f"model {model}" if model else "an offline scripted model"
@@ -188,13 +198,18 @@ def run_demo(
     status = _summarize(report)
     if status != 0:
         return status
-    return _run_team(model, storage_dir)
+    return _run_team(model, storage_dir, database_url)
 
 
-def _run_team(model: str | None, storage_dir: str) -> int:
+def _run_team(model: str | None, storage_dir: str, database_url: str | None) -> int:
     print("\npart 2 — a team: a swarm hands a question from agent to agent")
     adapter = scripted_team_model() if model is None else _adapter(model)
-    desk = Desk(model=model or "scripted/demo", adapter=adapter, storage_dir=storage_dir)
+    desk = Desk(
+        model=model or "scripted/demo",
+        adapter=adapter,
+        storage_dir=storage_dir,
+        database_url=database_url,
+    )
     report = desk.run(demo_team(), Job(input="Do we have enough oat milk?"), on_event=_print_event)
     if report.status != "completed":
         print(f"run {report.run_id} ended {report.status}: {'; '.join(report.errors)}")

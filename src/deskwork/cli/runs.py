@@ -36,6 +36,7 @@ __all__ = ["ListOptions", "doctor", "fail_run", "list_runs", "parse_since", "sho
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _DOCTOR_RUNS = 10_000  # doctor counts the statuses of at most this many recent runs
+_ALL = 10**9  # "every run" to a store's list_runs (SQLite's limit stops at 2**63 - 1)
 
 
 class _NoStore(Exception):
@@ -58,7 +59,10 @@ def parse_since(text: str) -> datetime:
     match = _DURATION.match(text.strip())
     if match:
         amount, unit = float(match.group(1)), match.group(2)
-        return utc_now() - timedelta(**{_UNITS[unit]: amount})
+        try:
+            return utc_now() - timedelta(**{_UNITS[unit]: amount})
+        except OverflowError:
+            return datetime.min.replace(tzinfo=UTC)  # further back than any run
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
@@ -112,7 +116,7 @@ def list_runs(
     try:
         with _opened(storage_dir, database_url) as store:
             records = store.list_runs(
-                options.limit if options.status != "interrupted" else 10**9,
+                min(options.limit, _ALL) if options.status != "interrupted" else _ALL,
                 status=stored_status,
                 runner=options.runner,
                 since=options.since,

@@ -59,12 +59,13 @@ def demo_model(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | Non
     return reply("I can check and restock the cafe's stock.")
 
 
-def demo_desk(storage_dir: str | Path = ".deskwork") -> Desk:
+def demo_desk(storage_dir: str | Path = ".deskwork", database_url: str | None = None) -> Desk:
     """A desk with the scripted demo model and the demo's runners registered."""
     desk = Desk(
         model="scripted/demo",
         adapter=ScriptedAdapter(default=demo_model, latency=0.05),
         storage_dir=storage_dir,
+        database_url=database_url,
     )
     desk.register(demo_worker())
     desk.register(demo_team())
@@ -78,11 +79,17 @@ async def seed_runs(desk: Desk) -> list[str]:
     return [team.run_id, worker.run_id]
 
 
-def serve_demo(*, storage_dir: str = ".deskwork", host: str = "127.0.0.1", port: int = 8765) -> int:
+def serve_demo(
+    *,
+    storage_dir: str = ".deskwork",
+    database_url: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+) -> int:
     """Seed the demo runs and serve them with the viewer until interrupted."""
     from deskwork.serve._server import serve
 
-    desk = demo_desk(storage_dir)
+    desk = demo_desk(storage_dir, database_url)
     ids = asyncio.run(seed_runs(desk))
     url = f"http://{host}:{port}/"
     print(f"deskwork demo — viewer at {url}")

@@ -1,0 +1,51 @@
+"""What a user may type wrong on the command line is answered in one line, and what they
+ask for is done: no traceback for a bad database URL or an out-of-range option, and the demo
+stores its runs where ``--database-url`` says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deskwork.cli import main
+from deskwork.store import SQLiteRunStore
+
+
+def _seed(path: Path) -> None:
+    store = SQLiteRunStore(path)
+    for run_id in ("a", "b"):
+        store.create_run(run_id, {"input": run_id}, runner="alpha")
+    store.close()
+
+
+@pytest.mark.parametrize("command", [["runs"], ["runs", "show", "a"], ["doctor"]])
+def test_an_unsupported_database_url_is_one_line_and_exit_2(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--database-url", "mysql://u:pw@host/db", *command]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unsupported database URL") and "Traceback" not in err
+    assert "pw" not in err
+
+
+@pytest.mark.parametrize("option", [["--since", "10000000w"], ["--limit", str(10**20)]])
+def test_out_of_range_since_and_limit_list_every_run(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(tmp_path / "deskwork.db")
+    assert main(["runs", "--storage-dir", str(tmp_path), *option, "--json"]) == 0
+    assert {row["run_id"] for row in json.loads(capsys.readouterr().out)} == {"a", "b"}
+
+
+def test_the_demo_stores_its_runs_at_the_database_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    assert main(["demo", "--yes", "--database-url", url]) == 0
+    assert not (tmp_path / ".deskwork").exists()
+    capsys.readouterr()
+    assert main(["runs", "--database-url", url, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
