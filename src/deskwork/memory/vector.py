@@ -11,12 +11,13 @@ Two backends keep the same records and answer the same way:
   another process.
 
 Layout: one collection (``collection_name``) holds every scope. A value is stored as JSON;
-the text that is embedded is the value itself when it is a string, its JSON otherwise, cut
-into chunks of ``chunk_size`` characters that overlap by ``chunk_overlap``. Each chunk is one
-record with ``scope``, ``key`` and ``chunk`` (its index); chunk 0 also carries the JSON value,
-so :meth:`~VectorMemoryStore.read` is one lookup. :meth:`~VectorMemoryStore.search` ranks
-chunks by cosine similarity inside one scope and returns each key once, at the rank of its
-best chunk.
+the text that is embedded is the value itself when it is a string (a lone surrogate, which no
+database takes, as its escape ``\\ud800``), its JSON otherwise, cut into chunks of
+``chunk_size`` characters that overlap by ``chunk_overlap``. Each chunk is one record with
+``scope``, ``key`` and ``chunk`` (its index); chunk 0 also carries the JSON value, so
+:meth:`~VectorMemoryStore.read` is one lookup. :meth:`~VectorMemoryStore.search` ranks chunks
+by cosine similarity inside one scope and returns each key once, at the rank of its best
+chunk.
 
 Embeddings are computed by deskwork, not by the backend: the default is the deterministic
 :class:`~deskwork.memory.HashingEmbedding`; pass any Chroma embedding function (or any
@@ -41,8 +42,8 @@ from deskwork._extras import require
 from deskwork.exceptions import ConfigurationError
 from deskwork.memory._embeddings import HashingEmbedding
 from deskwork.memory.base import MemoryStore
-from deskwork.store._errors import closed_store
-from deskwork.utils import to_jsonable
+from deskwork.store._errors import check_keys, closed_store, unstorable_text
+from deskwork.utils import escape_surrogates, to_jsonable
 
 __all__ = ["EmbeddingFunction", "VectorBackend", "VectorMemoryStore", "chunk_text"]
 
@@ -142,31 +143,41 @@ class VectorMemoryStore(MemoryStore):
         )
 
     def write(self, key: str, value: Any, scope: str) -> None:
-        """Store ``value`` (JSON-serializable) under ``key``, replacing any earlier value."""
+        """Store ``value`` (JSON-serializable) under ``key``, replacing any earlier value.
+
+        Raises:
+            StoreError: ``key`` or ``scope`` holds a NUL or a lone surrogate (as on every
+                memory store); such a character in a value is kept.
+        """
         self._check_open()
-        encoded = json.dumps(to_jsonable(value))
-        text = value if isinstance(value, str) else encoded
+        check_keys(self._location(), key, scope)
+        encoded = json.dumps(to_jsonable(value))  # ASCII: a lone surrogate as its escape
+        text = escape_surrogates(value) if isinstance(value, str) else encoded
         chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
         self._backend.replace(scope, key, chunks, self._embed(chunks, query=False), encoded)
 
     def read(self, key: str, scope: str) -> Any | None:
         """The value stored under ``key`` in ``scope``, or ``None``."""
         self._check_open()
+        if unstorable_text(key) or unstorable_text(scope):  # no stored key has one
+            return None
         return self._values(scope, [key]).get(key)
 
     def search(self, query: str, scope: str, top_k: int = 5) -> list[tuple[str, Any]]:
         """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first."""
         self._check_open()
-        if top_k <= 0:
+        if top_k <= 0 or unstorable_text(scope):
             return []
-        keys = self._backend.nearest(scope, self._embed([query], query=True)[0], top_k)
+        vector = self._embed([escape_surrogates(query)], query=True)[0]
+        keys = self._backend.nearest(scope, vector, top_k)
         values = self._values(scope, keys)
         return [(key, values[key]) for key in keys if key in values]
 
     def reset(self, scope: str) -> None:
         """Forget everything in ``scope`` (other scopes are untouched)."""
         self._check_open()
-        self._backend.reset(scope)
+        if not unstorable_text(scope):  # else nothing to forget
+            self._backend.reset(scope)
 
     def close(self) -> None:
         """Close the database (again: nothing); every later call raises :class:`StoreError`,
@@ -179,8 +190,11 @@ class VectorMemoryStore(MemoryStore):
         """Raise the closed store's :class:`StoreError` after :meth:`close` (the Chroma
         client itself would go on)."""
         if self._closed:
-            where = self.path / _SQLITE_FILE if self.backend == "numpy" else self.path
-            raise closed_store(str(where))
+            raise closed_store(self._location())
+
+    def _location(self) -> str:
+        """The database file (NumPy) or directory (Chroma), for store errors."""
+        return str(self.path / _SQLITE_FILE if self.backend == "numpy" else self.path)
 
     def _values(self, scope: str, keys: list[str]) -> dict[str, Any]:
         if not keys:
