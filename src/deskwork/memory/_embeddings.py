@@ -28,6 +28,7 @@ from typing import Any, Literal, get_args
 
 from deskwork._extras import require
 from deskwork.exceptions import ConfigurationError, MissingExtraError
+from deskwork.utils import escape_surrogates
 
 __all__ = ["HashingEmbedding", "LocalSemanticEmbedding"]
 
@@ -168,8 +169,9 @@ class LocalSemanticEmbedding:
         }
 
     def __call__(self, input: Sequence[str]) -> list[list[float]]:
-        """Embed each text of ``input`` (unit vectors, 384 dimensions)."""
-        texts = list(input)
+        """Embed each text of ``input`` (unit vectors, 384 dimensions); a lone surrogate
+        (``"\\ud800"``), which the tokenizer cannot take, is read as its escape ``\\ud800``."""
+        texts = [escape_surrogates(text) for text in input]
         if not texts:
             return []
         if self.backend == "sentence-transformers":
