@@ -6,7 +6,13 @@ import pytest
 from rt_support import FakeClock, Recorder, ScriptAgent, dynamic_config, make_context
 
 from deskwork.exceptions import ConfigurationError
-from deskwork.realtime import AgentEngine, AgentResponse, Blackboard, TriggerType
+from deskwork.realtime import (
+    AgentConfigOverride,
+    AgentEngine,
+    AgentResponse,
+    Blackboard,
+    TriggerType,
+)
 from deskwork.realtime.library import DynamicAgent
 from deskwork.testing import ScriptedAdapter
 
@@ -131,6 +137,33 @@ async def test_cooldown_is_per_agent_and_per_session() -> None:
     assert agent.cooldown_remaining("a") == 10
     agent.reset_cooldown()
     assert agent.cooldown_remaining("a") == 0
+
+
+async def test_last_runs_of_many_sessions_are_forgotten_once_nothing_needs_them() -> None:
+    """A long-running host sees many sessions, one after another: the agent keeps the last
+    runs of those still cooling down (or within its interval), not of every session ever
+    seen; and what a cooldown, a session's longer cooldown or the interval needs stays."""
+    clock = FakeClock()
+    coach = ScriptAgent("coach", cooldown=10)
+    monitor = ScriptAgent("monitor", trigger_types=[TriggerType.INTERVAL], trigger_interval=60)
+    engine, _ = setup(coach, monitor, clock=clock)
+    slow = {"coach": AgentConfigOverride(cooldown_modifier=2000)}
+    await engine.process_turn(make_context(session_id="slow", agent_config_overrides=slow))
+    interval = TriggerType.INTERVAL
+    for n in range(300):
+        await engine.process_turn(make_context(session_id=f"s{n}"))
+        await engine.process_turn(make_context(session_id=f"s{n}"), trigger_type=interval)
+        clock.advance(1)
+    assert (len(coach.calls), len(monitor.calls)) == (301, 300)
+    assert len(coach._last_run) < 100 and len(monitor._last_run) < 200
+    assert coach.last_run_at("s0") is None and monitor.last_run_at("s0") is None
+    assert coach.cooldown_remaining("s295") == 5  # still cooling down
+    assert monitor.last_run_at("s250") == clock.now - 50  # its interval has not elapsed
+    assert coach.cooldown_remaining("slow", 2010) == 1710  # its session's own cooldown
+    await engine.process_turn(make_context(session_id="slow", agent_config_overrides=slow))
+    await engine.process_turn(make_context(session_id="s295"))
+    await engine.process_turn(make_context(session_id="s250"), trigger_type=interval)
+    assert (len(coach.calls), len(monitor.calls)) == (301, 300)
 
 
 async def test_failing_agent_also_waits_out_its_cooldown() -> None:

@@ -2,7 +2,9 @@
 
 The engine decides *whether* an agent runs (trigger type, keywords, silence, interval,
 cooldown, conditions); the agent decides *what* it says. Cooldowns are tracked per session:
-one agent instance can serve many sessions of the same engine.
+one agent instance can serve many sessions of the same engine. A session's last run is
+forgotten once no cooldown or trigger interval depends on it any more, so a long-running host
+that sees many sessions keeps only those of the last cooldown (or interval).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
@@ -48,6 +50,16 @@ Clock = Callable[[], float]
 """Returns seconds; ``time.monotonic`` unless the engine is given another clock."""
 AdapterProvider = Callable[[], "BaseModelAdapter"]
 """Returns the model adapter an LLM agent should use (the engine's, created lazily)."""
+
+_PRUNE_FLOOR: Final = 64
+"""Last runs kept before the first pruning (then twice what the last pruning kept)."""
+
+
+class _Run(NamedTuple):
+    """A session's last run: when, and the cooldown it ran under."""
+
+    at: float
+    cooldown: float
 
 
 def slugify(name: str) -> str:
@@ -280,7 +292,8 @@ class BaseAgent(ABC):
         ``LLMClient`` on registration when this is ``None``; assign a fake to test."""
         self.private_state: dict[str, Any] = {}
         """v1 scratchpad; v2 agents use ``memory_updates`` instead."""
-        self._last_run: dict[str, float] = {}
+        self._last_run: dict[str, _Run] = {}
+        self._prune_above = _PRUNE_FLOOR
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -346,9 +359,12 @@ class BaseAgent(ABC):
         return max(0.0, span - (self.clock() - last))
 
     def last_run_at(self, session_id: str) -> float | None:
-        """Clock time of the last run in ``session_id``, or ``None``."""
+        """Clock time of the last run in ``session_id``, or ``None`` (no run, or one so long
+        ago that neither the cooldown it ran under, the configured cooldown nor the trigger
+        interval depends on it any more)."""
         with self._lock:
-            return self._last_run.get(session_id)
+            run = self._last_run.get(session_id)
+        return None if run is None else run.at
 
     def try_start(
         self, session_id: str, *, force: bool = False, cooldown: float | None = None
@@ -358,10 +374,26 @@ class BaseAgent(ABC):
         with self._lock:
             now = self.clock()
             last = self._last_run.get(session_id)
-            if not force and last is not None and now - last < span:
+            if not force and last is not None and now - last.at < span:
                 return False
-            self._last_run[session_id] = now
+            self._last_run[session_id] = _Run(now, span)
+            if len(self._last_run) > self._prune_above:
+                self._prune(now)
             return True
+
+    def _prune(self, now: float) -> None:
+        """Forget the runs no cooldown or interval depends on any more (lock held).
+
+        Called when the number of runs doubled since the last pruning: amortized O(1) a run.
+        """
+        config = self.config
+        floor = max(config.cooldown, config.trigger_interval or 0.0)
+        self._last_run = {
+            session_id: run
+            for session_id, run in self._last_run.items()
+            if now - run.at < max(run.cooldown, floor)
+        }
+        self._prune_above = max(_PRUNE_FLOOR, 2 * len(self._last_run))
 
     def copy_cooldowns_from(self, other: BaseAgent) -> None:
         """Take over ``other``'s last-run times (an agent replaced by a reload)."""
