@@ -32,8 +32,13 @@ from deskwork.adapters.base import (
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
 from deskwork.core.redact import hide_values, known_credentials, rewrite_exception
 from deskwork.exceptions import DeskworkError, StreamingUnsupportedError
+from deskwork.utils import check_seconds
 
-__all__ = ["LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
+__all__ = ["DEFAULT_REQUEST_TIMEOUT", "LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
+
+DEFAULT_REQUEST_TIMEOUT = 600.0
+"""Seconds a model request may take unless the adapter is given another ``timeout`` (the
+OpenAI SDK's default); LiteLLM's own, which ``timeout=None`` keeps, is 6000."""
 
 _configured = threading.Lock()
 _done = False
@@ -120,8 +125,13 @@ class LiteLLMAdapter(BaseModelAdapter):
     Args:
         api_base: endpoint override (e.g. a proxy or a local OpenAI-compatible server).
         api_key: key override; otherwise LiteLLM reads the provider's environment variable.
-        timeout: request timeout in seconds.
+        timeout: seconds each model request may take before it fails with a timeout
+            (:data:`DEFAULT_REQUEST_TIMEOUT`, 600, unless given; ``None``: LiteLLM's own,
+            ``litellm.request_timeout``). A ``timeout`` in ``extra_params`` wins.
         extra_params: more keyword arguments passed to every ``litellm`` call.
+
+    Raises:
+        ConfigurationError: ``timeout`` is not a number of seconds above 0 or ``None``.
     """
 
     def __init__(
@@ -129,12 +139,12 @@ class LiteLLMAdapter(BaseModelAdapter):
         *,
         api_base: str | None = None,
         api_key: str | None = None,
-        timeout: float | None = None,
+        timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         extra_params: dict[str, Any] | None = None,
     ) -> None:
         self.api_base = api_base
         self._api_key = api_key  # never logged or stored
-        self.timeout = timeout
+        self.timeout = check_seconds(timeout, "LiteLLMAdapter: timeout")
         self.extra_params = dict(extra_params or {})
 
     def __repr__(self) -> str:
@@ -194,8 +204,8 @@ class LiteLLMAdapter(BaseModelAdapter):
             params["api_base"] = self.api_base
         if self._api_key:
             params["api_key"] = self._api_key
-        if self.timeout is not None:
-            params["timeout"] = self.timeout
+        if self.timeout is not None:  # not over one given for the call or in extra_params
+            params.setdefault("timeout", self.timeout)
         return params
 
     def _supports_parallel(self, model: str) -> bool:
