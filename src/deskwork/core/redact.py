@@ -16,11 +16,13 @@ from deskwork.utils import to_jsonable
 __all__ = [
     "REDACTED",
     "describe_exception",
+    "exception_tells_secrets",
     "exception_text",
     "hide_values",
     "known_credentials",
     "may_hold_secrets",
     "redact",
+    "redact_exception",
     "redact_model",
     "redact_model_json",
     "redact_text",
@@ -150,6 +152,34 @@ def rewrite_exception(exc: BaseException, rewrite: Callable[[Any], Any]) -> None
         if isinstance(value, str | dict | list | tuple):
             with contextlib.suppress(AttributeError, TypeError):  # a read-only property
                 setattr(exc, name, rewrite(value))
+
+
+def redact_exception(error: BaseException) -> None:
+    """Redact in place (:func:`rewrite_exception` with :func:`redact`) ``error`` and every
+    exception chained to it (``__cause__``, ``__context__``) whose text holds a secret: what
+    a traceback of ``error`` shows once it leaves deskwork, in an application's own log or
+    OpenTelemetry span (which records an exception passing through it, message, causes and
+    all). Each keeps its type and traceback."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        if exception_tells_secrets(exc):
+            rewrite_exception(exc, redact)
+        pending += [exc.__cause__, exc.__context__]
+
+
+def exception_tells_secrets(exc: BaseException) -> bool:
+    """Whether a text ``exc`` carries (its message, arguments or attributes) holds anything
+    :func:`redact_text` replaces (``True`` when its ``__str__`` raises)."""
+    try:
+        texts = [str(exc), *exc.args, *vars(exc).values()]
+    except Exception:
+        return True
+    return any(isinstance(text, str) and redact_text(text) != text for text in texts)
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -24,7 +24,12 @@ from dbos import DBOS
 from dbos._context import get_local_dbos_context
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
-from deskwork.core.redact import exception_text, redact, redact_text, rewrite_exception
+from deskwork.core.redact import (
+    exception_tells_secrets,
+    exception_text,
+    redact,
+    rewrite_exception,
+)
 from deskwork.exceptions import DeskworkError
 from deskwork.utils import to_jsonable
 
@@ -163,7 +168,7 @@ def _storable_result(result: ToolResult) -> ToolResult:
     secret is dropped (its type name and redacted message stay), and data that does not
     pickle is kept as JSON."""
     exc = result.original_exception
-    if _picklable(result) and (exc is None or not _tells_secrets(exc)):
+    if _picklable(result) and (exc is None or not exception_tells_secrets(exc)):
         return result
     result = result.model_copy(update={"original_exception": None})
     if _picklable(result):
@@ -188,21 +193,11 @@ def _storable_error(exc: Exception) -> Exception:
     its message, arguments or attributes redacted in place (its type, status code and
     headers stay, so the desk still classifies and retries it); else, when it does not
     pickle or still tells a secret, its type name and redacted text (:class:`StepFailedError`)."""
-    if _tells_secrets(exc):
+    if exception_tells_secrets(exc):
         rewrite_exception(exc, redact)
-    if _picklable(exc) and not _tells_secrets(exc):
+    if _picklable(exc) and not exception_tells_secrets(exc):
         return exc
     return StepFailedError(type(exc).__name__, exception_text(exc))
-
-
-def _tells_secrets(exc: BaseException) -> bool:
-    """Whether a text ``exc`` carries (its message, arguments or attributes) holds anything
-    redaction replaces: pickled as it is, it would keep that in the database."""
-    try:
-        texts = [str(exc), *exc.args, *vars(exc).values()]
-    except Exception:  # a __str__ that raises: keep only what can be read
-        return True
-    return any(isinstance(text, str) and redact_text(text) != text for text in texts)
 
 
 def _model_step_name(params: dict[str, Any]) -> str:

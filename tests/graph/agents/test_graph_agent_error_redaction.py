@@ -1,5 +1,6 @@
 """An agent's failure text is redacted in the AgentProcessError deskwork builds from it; the
-original exception stays reachable as its cause."""
+original exception stays reachable as its cause, redacted in place (every traceback of the
+AgentProcessError prints it)."""
 
 from __future__ import annotations
 
@@ -29,4 +30,6 @@ async def test_agent_process_error_text_is_redacted() -> None:
         await agent.invoke(make_test_state())
     assert str(caught.value).endswith("RuntimeError: auth failed for <redacted>")
     assert KEY not in str(caught.value)
-    assert KEY in str(caught.value.cause)  # the original, for the code that catches it
+    cause = caught.value.cause  # the original exception, for the code that catches it ...
+    assert isinstance(cause, RuntimeError) and caught.value.__cause__ is cause
+    assert str(cause) == "auth failed for <redacted>"  # ... redacted in place: a traceback shows it

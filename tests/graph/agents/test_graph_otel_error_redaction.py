@@ -106,3 +106,36 @@ async def test_a_route_with_a_lone_surrogate_can_be_exported(traced: Any) -> Non
     spans = exporter.get_finished_spans()
     assert encode_spans(spans).SerializeToString()  # raised UnicodeEncodeError before
     assert dict(spans[0].attributes or {})["graph.next_agent"] == "sup\\ud800ervisor"
+
+
+def _chained(message: str) -> Exception:
+    """A ValueError raised from an error quoting ``message`` (its cause)."""
+    try:
+        try:
+            raise RuntimeError(message)
+        except RuntimeError as cause:
+            raise ValueError("the model call failed") from cause
+    except ValueError as error:
+        return error
+
+
+@pytest.mark.parametrize("chained", [False, True], ids=["the error", "its cause"])
+async def test_the_applications_own_span_records_the_failure_without_a_secret(
+    traced: Any, chained: bool
+) -> None:
+    # the application's span (OpenTelemetry's defaults) records the AgentProcessError passing
+    # through it, with the traceback of its causes: the agent's own error held the key
+    tracer, exporter = traced
+    message = f"401 for key {KEY}; Authorization: Bearer {TOKEN}; api_key={PASSWORD}"
+    error = _chained(message) if chained else RuntimeError(message)
+    agent = FailingAgent([OpenTelemetryMiddleware(tracer=tracer)], error)
+    with pytest.raises(AgentProcessError) as raised, tracer.start_as_current_span("request"):
+        await agent.invoke(make_test_state())
+
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert set(spans) == {"agent.invoke worker", "request"}
+    assert not [secret for secret in SECRETS if secret in _texts(spans.values())]
+    [event] = spans["request"].events
+    stacktrace = str(dict(event.attributes or {})["exception.stacktrace"])
+    assert "RuntimeError: 401 for key <redacted>" in stacktrace  # the cause is still shown
+    assert raised.value.__cause__ is error and raised.value.cause is error  # the same, redacted

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
-from deskwork.core.redact import describe_exception, redact_text
+from deskwork.core.redact import describe_exception, redact_exception, redact_text
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.core.exceptions import AgentProcessError, OrchestratorError
@@ -123,9 +123,11 @@ class BaseAgent(ABC):
             raise
         except OrchestratorError as exc:
             self._report_failure(exc, started, request_id)
+            redact_exception(exc)  # with its causes: an application's span records them
             raise
         except Exception as exc:
             self._report_failure(exc, started, request_id)
+            redact_exception(exc)
             raise AgentProcessError(
                 f"Agent {self.name!r} failed: {describe_exception(exc)}",
                 agent_name=self.name,
