@@ -45,6 +45,7 @@ from deskwork.serve._hub import Outgoing
 from deskwork.serve._service import (
     ApiError,
     RunService,
+    check_decision,
     check_id,
     json_bytes,
     make_job,
@@ -191,6 +192,7 @@ async def agui_stream(
         record = service.record(target[0])
         if record.status != "paused":
             raise ApiError(409, f"run {target[0]} is {record.status}, not paused")
+        check_decision(record, target[1])
         work = service.desk.aresume(target[0], target[1], stream=True, on_event=queue.put_nowait)
     else:
         runner = service.runner(runner_name)

@@ -36,6 +36,7 @@ __all__ = [
     "END_EVENTS",
     "ApiError",
     "RunService",
+    "check_decision",
     "check_id",
     "json_bytes",
     "make_job",
@@ -63,6 +64,18 @@ def check_id(value: str | None, what: str) -> None:
     leaves the id out (a lone surrogate cannot be written in a JSON response)."""
     if value is not None and unstorable_text(value):
         raise ApiError(422, f"{what} cannot hold a NUL character or a lone surrogate")
+
+
+def check_decision(record: RunRecord, decision: Any) -> None:
+    """422 for a confirmation answered with a JSON object, array or number: the run would
+    read it as approved (``{"approved": false}`` too) and the pause would be gone."""
+    action = record.state.pending_action if record.state is not None else None
+    if action is None or action.type != "confirmation":
+        return
+    if decision is not None and not isinstance(decision, (bool, str)):
+        raise ApiError(
+            422, "a confirmation is answered with true or false (or a text such as 'no')"
+        )
 
 
 def make_job(**fields: Any) -> Job:
@@ -301,6 +314,7 @@ class RunService:
         record = self.record(run_id)
         if record.status != "paused" or run_id in self._resuming:
             raise ApiError(409, f"run {run_id} is {record.status}, not paused")
+        check_decision(record, decision)
         self._resuming.add(run_id)
         try:
             task = asyncio.ensure_future(self.desk.aresume(run_id, decision))
