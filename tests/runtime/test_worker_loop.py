@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from deskwork import Desk, Job, Message, Worker
@@ -230,7 +232,7 @@ def test_tool_results_recorded_on_report_tool_calls() -> None:
 # --------------------------------------------------------------------------- overrides
 
 
-def test_tools_override_rules() -> None:
+def test_tools_override_rules(caplog: pytest.LogCaptureFixture) -> None:
     @tool()
     def a() -> str:
         return "worker-a"
@@ -249,13 +251,18 @@ def test_tools_override_rules() -> None:
 
     desk, adapter = _desk(call_tools(("a", {}), ("extra", {}), ("b", {})), reply("ok"))
     job = Job(input="go", tools_override=["a", extra, "missing", 42, other_a])
-    report = desk.run(Worker(name="w", tools=[a, b]), job)
+    with caplog.at_level(logging.WARNING, logger="deskwork.runtime"):
+        report = desk.run(Worker(name="w", tools=[a, b]), job)
     offered = sorted(t["function"]["name"] for t in adapter.calls[0]["tools"])
     assert offered == ["a", "extra"]
     results = [c.result.model_text() for c in report.tool_calls if c.result]
     assert results[0] == "override-a"  # last entry for a name wins
     assert results[1] == "extra"
     assert results[2].startswith("Error: unknown tool 'b'")  # not part of this run
+    assert [r.getMessage() for r in caplog.records if r.name == "deskwork.runtime"] == [
+        "worker 'w': Job.tools_override entries ignored (not a Tool, nor the name of one of"
+        " the worker's tools: a, b): 'missing', int object"
+    ]  # once for the run, not at each of its model calls
 
 
 def test_empty_tools_override_offers_no_tools() -> None:

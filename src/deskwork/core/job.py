@@ -47,7 +47,9 @@ class Job(DeskworkModel):
     expected_output: str | None = None
     """Appended to the system message."""
     tools_override: list[Any] | None = None
-    """Per-run tool list: ``Tool`` instances and/or tool names resolved from the worker."""
+    """Per-run tool list: ``Tool`` instances and/or tool names resolved from the worker.
+    Other entries (a name the worker has no tool of) are ignored, with a warning on the
+    ``deskwork.runtime`` logger naming them when the run starts."""
     response_schema: Any = None
     """A Pydantic model class or a ``TypeAdapter`` for structured output."""
     constraints: str | list[str] | None = None

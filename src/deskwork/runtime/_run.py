@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.core._model import trusted
 from deskwork.core.job import Job
 from deskwork.core.message import Message
@@ -30,6 +31,7 @@ __all__ = [
     "resolve_tools",
 ]
 
+_log = get_stdlib_logger("deskwork.runtime")
 _STATE_FIELDS = frozenset(RunState.model_fields)
 INSTRUCTIONS_MARKER = "instructions"
 MEMORY_MARKER = "memory"
@@ -145,17 +147,34 @@ def new_message(**named: Any) -> Message:
     return trusted(Message, {**_MESSAGE_DEFAULTS, "metadata": {}, **named}, set(named))
 
 
-def resolve_tools(worker: Worker, job: Job) -> dict[str, Tool]:
-    """The tools for this run: the worker's, or ``job.tools_override`` (last entry wins)."""
+def resolve_tools(worker: Worker, job: Job, *, warn: bool = False) -> dict[str, Tool]:
+    """The tools for this run: the worker's, or ``job.tools_override`` (last entry wins).
+
+    An override entry that is neither a ``Tool`` nor the name of one of the worker's tools
+    is ignored; with ``warn`` (once per run, at its start) a warning names those entries.
+    """
     if job.tools_override is None:
         return {t.name: t for t in worker.tools}
     own = {t.name: t for t in worker.tools}
     resolved: dict[str, Tool] = {}
+    ignored: list[str] = []
     for entry in job.tools_override:
         if isinstance(entry, Tool):
             resolved[entry.name] = entry
         elif isinstance(entry, str) and entry in own:
             resolved[entry] = own[entry]
+        else:
+            ignored.append(
+                repr(entry) if isinstance(entry, str) else f"{type(entry).__name__} object"
+            )
+    if warn and ignored:
+        _log.warning(
+            "worker %r: Job.tools_override entries ignored (not a Tool, nor the name of one of"
+            " the worker's tools: %s): %s",
+            worker.name,
+            ", ".join(sorted(own)) or "none",
+            ", ".join(ignored),
+        )
     return resolved
 
 

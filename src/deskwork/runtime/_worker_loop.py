@@ -39,7 +39,7 @@ async def start(worker: Worker, config: RunConfig, job: Job) -> tuple[Report, Ru
         config=config,
         job=job,
         model=config.model_name(worker.model),
-        tools=resolve_tools(worker, job),
+        tools=resolve_tools(worker, job, warn=True),
         messages=build_messages(worker, job, context),
     )
     run.emit(EventType.WORKER_STARTED)
