@@ -24,7 +24,6 @@ shared do-nothing span. The graph layer's ``deskwork.graph.observability.otel`` 
 from __future__ import annotations
 
 import os
-import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from deskwork.core.event import Event, EventType
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import describe_exception, exception_text, redact_text, traceback_text
 from deskwork.utils import escape_surrogates
 
 try:
@@ -164,7 +163,8 @@ def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
 def record_error(span: Any, error: BaseException) -> None:
     """Record ``error`` on ``span`` as failed: an ``exception`` event (``exception.type``,
     ``exception.message``, ``exception.stacktrace``) and an ERROR status
-    ``"{type}: {message}"``, every text redacted and escaped as in :func:`clean_attributes`.
+    ``"{type}: {message}"``, every text redacted and escaped as in :func:`clean_attributes`
+    (:func:`~deskwork.core.redact.describe_exception`'s text, as a run's errors show it).
 
     Use it instead of OpenTelemetry's ``span.record_exception`` and a span's automatic
     recording, which export the message and the stacktrace as they are: a provider's
@@ -173,21 +173,15 @@ def record_error(span: Any, error: BaseException) -> None:
     """
     if _trace is None or not span.is_recording():
         return
-    kind = type(error)
-    try:
-        message = str(error)
-    except Exception:  # a broken __str__ must not replace the error being recorded
-        message = "<exception str() failed>"
-    module = kind.__module__
-    qualname = kind.__qualname__
-    stacktrace = "".join(traceback.format_exception(kind, error, error.__traceback__))
+    module, qualname = type(error).__module__, type(error).__qualname__
     attributes = {
         "exception.type": qualname if module in ("builtins", "") else f"{module}.{qualname}",
-        "exception.message": message,
-        "exception.stacktrace": stacktrace,
+        "exception.message": exception_text(error),
+        "exception.stacktrace": traceback_text(error),
     }
     span.add_event("exception", attributes=clean_attributes(attributes))
-    span.set_status(_trace.Status(_trace.StatusCode.ERROR, _text(f"{kind.__name__}: {message}")))
+    description = escape_surrogates(describe_exception(error))
+    span.set_status(_trace.Status(_trace.StatusCode.ERROR, description))
 
 
 @contextmanager

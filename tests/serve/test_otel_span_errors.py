@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from deskwork import otel
+from deskwork.core.redact import describe_exception, exception_text
 from deskwork.graph.observability.otel import sync_otel_span
 
 KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -116,3 +117,29 @@ def test_a_cancelled_block_is_not_recorded_as_an_error(exported: InMemorySpanExp
         raise asyncio.CancelledError
     [span] = exported.get_finished_spans()
     assert span.status.status_code is StatusCode.UNSET and not span.events
+
+
+class Unreadable(RuntimeError):
+    def __str__(self) -> str:
+        raise ValueError("no message")
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (Unreadable(), "Unreadable: <the Unreadable's message could not be read>"),
+        (RuntimeError(), "RuntimeError"),
+    ],
+    ids=["unreadable", "empty"],
+)
+def test_an_exception_reads_on_the_span_as_in_the_report(
+    exported: InMemorySpanExporter, error: Exception, status: str
+) -> None:
+    # the span's status is describe_exception's text, as a run's errors and events show it
+    # (it was "Unreadable: <exception str() failed>" and "RuntimeError: ")
+    with pytest.raises(RuntimeError), otel.span("call"):
+        raise error
+    [span] = exported.get_finished_spans()
+    assert span.status.description == status == describe_exception(error)
+    message = dict(span.events[0].attributes or {})["exception.message"]
+    assert message == exception_text(error)
