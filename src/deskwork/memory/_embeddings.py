@@ -136,6 +136,12 @@ class LocalSemanticEmbedding:
     """
 
     dimensions = 384
+    chunk_chars = 800
+    """Characters of text per vector that :class:`~deskwork.memory.VectorMemoryStore` embeds
+    with this function (its default ``chunk_size``): the model reads only the first 256 word
+    pieces of a text, about 800 characters of code or markup and somewhat more of English
+    prose, but far fewer of Chinese or Japanese (about one a character); the rest of a longer
+    text does not count in its vector."""
 
     def __init__(
         self,

@@ -36,7 +36,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, TypeGuard, get_args
 
 from deskwork._extras import require
 from deskwork.exceptions import ConfigurationError
@@ -51,6 +51,8 @@ EmbeddingFunction = Callable[[list[str]], Any]
 """What ``embedding_function`` may be: texts in, one vector (a sequence of floats) per text."""
 VectorBackend = Literal["numpy", "chroma"]
 """Where vectors live: ``"numpy"`` (SQLite + NumPy, extra ``vector``) or ``"chroma"``."""
+DEFAULT_CHUNK_SIZE = 8000
+"""Characters per chunk for an embedding function that reads a whole text (no ``chunk_chars``)."""
 _EMBEDDING_KEY = "deskwork_embedding"
 _SEARCH_WIDENING = 4
 _SQLITE_FILE = "vectors.sqlite3"
@@ -84,8 +86,14 @@ class VectorMemoryStore(MemoryStore):
 
     Args:
         path: directory of the database (created if missing).
-        chunk_size: characters per embedded chunk.
-        chunk_overlap: characters shared by neighbouring chunks (``< chunk_size``).
+        chunk_size: characters per embedded chunk. Default: the embedding function's
+            ``chunk_chars`` when it has one (:class:`~deskwork.memory.LocalSemanticEmbedding`:
+            800, as its model reads only the first 256 word pieces of a text), else 8000. With
+            a model that reads only the start of a text (most sentence-embedding models), pick
+            chunks it reads whole: the rest of a longer chunk does not count in its vector, so
+            search cannot find it.
+        chunk_overlap: characters shared by neighbouring chunks (``< chunk_size``; default
+            200, or a quarter of a smaller ``chunk_size``).
         embedding_function: a Chroma embedding function or any callable mapping a list of
             texts to a list of vectors; default :class:`~deskwork.memory.HashingEmbedding`.
         collection_name: the collection (3-512 characters of ``[a-zA-Z0-9._-]``, starting
@@ -98,7 +106,8 @@ class VectorMemoryStore(MemoryStore):
     Raises:
         MissingExtraError: the backend's package (``numpy`` or ``chromadb``) is not
             installed; the message names the extra.
-        ConfigurationError: bad chunk sizes, an unknown backend, a path that is not a
+        ConfigurationError: bad chunk sizes (not integers, or not
+            ``0 <= chunk_overlap < chunk_size``), an unknown backend, a path that is not a
             writable directory, a database that cannot be opened, or a collection built
             with another embedding.
     """
@@ -106,16 +115,20 @@ class VectorMemoryStore(MemoryStore):
     def __init__(
         self,
         path: str | Path,
-        chunk_size: int = 8000,
-        chunk_overlap: int = 200,
+        chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
         embedding_function: EmbeddingFunction | None = None,
         collection_name: str = "deskwork_memory",
         backend: VectorBackend | None = None,
     ) -> None:
-        if chunk_size <= 0 or not 0 <= chunk_overlap < chunk_size:
+        function = embedding_function or HashingEmbedding()
+        chunk_size = _chunk_chars(function) if chunk_size is None else chunk_size
+        if chunk_overlap is None and _is_int(chunk_size):
+            chunk_overlap = min(200, chunk_size // 4)
+        if not (_is_int(chunk_size) and _is_int(chunk_overlap) and 0 <= chunk_overlap < chunk_size):
             raise ConfigurationError(
-                "VectorMemoryStore needs chunk_size > 0 and 0 <= chunk_overlap < chunk_size"
-                f" (got chunk_size={chunk_size}, chunk_overlap={chunk_overlap})"
+                "VectorMemoryStore needs integers chunk_size > 0 and 0 <= chunk_overlap <"
+                f" chunk_size (got chunk_size={chunk_size!r}, chunk_overlap={chunk_overlap!r})"
             )
         backend = backend or _found_backend(Path(path))
         if backend not in get_args(VectorBackend):
@@ -127,7 +140,7 @@ class VectorMemoryStore(MemoryStore):
         self.path = Path(path)
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
-        self.embedding_function = embedding_function or HashingEmbedding()
+        self.embedding_function = function
         self.backend = backend
         _check_writable(self.path)
         embedding = _embedding_name(self.embedding_function)
@@ -206,6 +219,17 @@ class VectorMemoryStore(MemoryStore):
         embed_query = getattr(function, "embed_query", None)
         vectors = embed_query(texts) if query and callable(embed_query) else function(texts)
         return [[float(x) for x in vector] for vector in vectors]
+
+
+def _chunk_chars(function: Any) -> int:
+    """The characters per chunk ``function`` reads whole: its ``chunk_chars`` when it says (a
+    model that reads only the start of a text), else :data:`DEFAULT_CHUNK_SIZE`."""
+    size = getattr(function, "chunk_chars", None)
+    return size if _is_int(size) and size > 0 else DEFAULT_CHUNK_SIZE
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _found_backend(path: Path) -> VectorBackend:
