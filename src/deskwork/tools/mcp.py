@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -72,6 +71,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from deskwork._extras import require
 from deskwork._logs import get_stdlib_logger
+from deskwork.core._tool_names import MAX_TOOL_NAME, as_tool_name
 from deskwork.core.redact import hide_values, known_credentials, redact_text
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError, DeskworkError
@@ -93,7 +93,6 @@ Opener = Callable[[AsyncExitStack, "_Connection"], Awaitable[Streams]]
 DEFAULT_TOOL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 _MAX_TOOL_PAGES = 100
-_BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _CONNECTION_CLOSED = -32000
 _log = get_stdlib_logger(__name__)
 
@@ -371,14 +370,14 @@ def _tool_names(wanted: list[str]) -> list[str]:
     the server lists them in (a paused call must find the same tool after a restart): a
     name that is valid as it is keeps it, the others are served in the order of their names.
     """
-    valid = [_BAD_NAME_CHARS.sub("_", name)[:64] or "tool" for name in wanted]
+    valid = [as_tool_name(name, "tool") for name in wanted]
     order = sorted(range(len(wanted)), key=lambda i: (valid[i] != wanted[i], wanted[i]))
     names: dict[int, str] = {}
     for i in order:
         name, n = valid[i], 2
         while name in names.values():
             suffix = f"_{n}"
-            name, n = valid[i][: 64 - len(suffix)] + suffix, n + 1
+            name, n = valid[i][: MAX_TOOL_NAME - len(suffix)] + suffix, n + 1
         names[i] = name
     return [names[i] for i in range(len(wanted))]
 
