@@ -60,6 +60,8 @@ def test_wrong_members_and_limits_are_configuration_errors(
     [
         ({"agents": [worker("a")]}, "agents as a mapping of names to workers, got list"),
         ({"agents": {"a": "a worker"}}, "agent 'a' must be a Worker, got str"),
+        ({"agents": {1: worker("a")}}, "agent names must be non-empty strings, got 1"),
+        ({"agents": {" ": worker("a")}}, "agent names must be non-empty strings, got ' '"),
         ({"agents": {"a": worker("a")}, "decider": "d"}, "decider must be a Worker, got str"),
         ({"agents": {"a": worker("a")}, "max_rounds": "2"}, "max_rounds must be an integer >= 0"),
         ({"agents": {"a": worker("a")}, "max_rounds": 2.5}, "got 2.5"),

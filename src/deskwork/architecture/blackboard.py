@@ -228,9 +228,9 @@ class BlackboardArchitecture:
                 one executing run at a time); a new board per run if omitted.
 
         Raises:
-            ConfigurationError: no agents (or not a mapping of names to workers), a
-                coordinator or decider that is not a Worker, or a ``max_rounds`` that is not
-                an integer >= 0.
+            ConfigurationError: no agents (or not a mapping of non-empty string names to
+                workers), a coordinator or decider that is not a Worker, or a ``max_rounds``
+                that is not an integer >= 0.
         """
         if not agents:
             raise ConfigurationError("BlackboardArchitecture needs at least one agent")
@@ -238,6 +238,11 @@ class BlackboardArchitecture:
             raise ConfigurationError(
                 "BlackboardArchitecture takes agents as a mapping of names to workers,"
                 f" got {type(agents).__name__}"
+            )
+        unnamed = [key for key in agents if not isinstance(key, str) or not key.strip()]
+        if unnamed:  # the coordinator names agents by text; an agent's scratchpad is keyed by it
+            raise ConfigurationError(
+                f"BlackboardArchitecture: agent names must be non-empty strings, got {unnamed[0]!r}"
             )
         roles = [(f"agent {key!r}", agent) for key, agent in agents.items()]
         extras = {"coordinator": coordinator, "decider": decider}
