@@ -6,6 +6,7 @@ import asyncio
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from deskwork._sync import run_sync
@@ -24,12 +25,48 @@ if TYPE_CHECKING:
 __all__ = ["WorkerSession"]
 
 _JOB_OPTIONS = ("thinking", "drop_params", "extra_body", "response_schema", "metadata")
+_TURN_POLL = 0.005
+"""Seconds between looks at a session whose turn is running."""
+
+
+class _Turns:
+    """The sessions with a turn running, by session store and id: a turn reads the history
+    the last one saved (two at once each saved their own, and one was lost). Any thread or
+    event loop may ask (``run``, ``stream_run`` and ``arun`` may meet), so the set has a
+    thread lock and a waiting turn polls; a waiter that is cancelled holds nothing."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._busy: set[tuple[int, str]] = set()
+
+    @asynccontextmanager
+    async def turn(self, session: WorkerSession) -> AsyncIterator[None]:
+        key = (id(session.desk.session_store), session.session_id)
+        while not self._take(key):
+            await asyncio.sleep(_TURN_POLL)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy.discard(key)
+
+    def _take(self, key: tuple[int, str]) -> bool:
+        with self._lock:
+            if key in self._busy:
+                return False
+            self._busy.add(key)
+            return True
+
+
+_TURNS = _Turns()
 
 
 class WorkerSession:
     """Accumulates history across turns and saves it after each turn.
 
-    Create it with :meth:`Desk.session`.
+    Turns of one session (on one session store) run one at a time, in this process: a turn
+    sent while another runs waits for it, then sees it in the history. Create it with
+    :meth:`Desk.session`.
     """
 
     def __init__(self, desk: Desk, worker: Worker, session_id: str) -> None:
@@ -81,10 +118,11 @@ class WorkerSession:
 
         ``options`` are Job fields: thinking, drop_params, extra_body, response_schema, metadata.
         """
-        job = self._job(message, options)
-        report = await self.desk.arun(self.worker, job, stream=stream, on_event=on_event)
-        self._save(report)
-        return report
+        async with _TURNS.turn(self):
+            job = self._job(message, options)
+            report = await self.desk.arun(self.worker, job, stream=stream, on_event=on_event)
+            self._save(report)
+            return report
 
     def run(self, message: Any, *, stream: bool = False, **options: Any) -> Report:
         """Synchronous :meth:`arun`."""
@@ -92,9 +130,10 @@ class WorkerSession:
 
     async def aresume(self, report: Report, decision: Any = None) -> Report:
         """Resume a paused turn of this session and save the result."""
-        resumed = await self.desk.aresume(report, decision, runner=self.worker)
-        self._save(resumed)
-        return resumed
+        async with _TURNS.turn(self):
+            resumed = await self.desk.aresume(report, decision, runner=self.worker)
+            self._save(resumed)
+            return resumed
 
     def resume(self, report: Report, decision: Any = None) -> Report:
         """Synchronous :meth:`aresume`."""

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import AsyncIterator
-from typing import Any
 
 from deskwork.core.event import Event
 from deskwork.core.report import Report
@@ -24,8 +22,6 @@ class SessionService:
 
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
-        self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-        """A lock per session with a turn running or waiting (gone with its last turn)."""
 
     def _worker(self, name: str) -> Worker:
         runner = self.runs.runner(name)
@@ -49,23 +45,9 @@ class SessionService:
             raise ApiError(404, f"unknown session {session_id!r}")
         return WorkerSession(self.runs.desk, self._worker(record.worker_name), session_id)
 
-    def _turn(self, session: WorkerSession, message: str, **options: Any) -> asyncio.Task[Report]:
-        """The task of one turn, after the session's turns before it: each turn reads the
-        history the last one saved (two at once each saved their own, and one was lost).
-        The task holds the lock, so a client that goes away does not let the next in early."""
-        lock = self._turns.get(session.session_id)
-        if lock is None:
-            lock = self._turns[session.session_id] = asyncio.Lock()
-
-        async def turn(lock: asyncio.Lock = lock) -> Report:
-            async with lock:
-                return await session.arun(message, **options)
-
-        return asyncio.ensure_future(turn())
-
     async def send(self, session_id: str, message: str) -> RunReport:
         session = self._open(session_id)
-        return report_json(await asyncio.shield(self._turn(session, message)))
+        return report_json(await asyncio.shield(asyncio.ensure_future(session.arun(message))))
 
     def stream(self, session_id: str, message: str) -> AsyncIterator[bytes]:
         """The turn's events as SSE frames, then an ``end`` frame with the report."""
@@ -74,7 +56,9 @@ class SessionService:
 
     async def _frames(self, session: WorkerSession, message: str) -> AsyncIterator[bytes]:
         events: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = self._turn(session, message, stream=True, on_event=events.put_nowait)
+        task: asyncio.Task[Report] = asyncio.ensure_future(
+            session.arun(message, stream=True, on_event=events.put_nowait)
+        )
         task.add_done_callback(lambda _: events.put_nowait(None))
         guard = TokenGuard()  # no secret split over tokens goes out in clear text
         position = 0
