@@ -21,6 +21,21 @@ async def test_a_reducer_returning_no_report_fails_the_run_saying_so(returned: A
     assert report.metrics["llm_calls"] == 2
 
 
+async def test_a_reducer_returning_a_paused_report_fails_the_run_instead_of_pausing_it() -> None:
+    """A paused report from a reducer has no pending action and no member to resume: the run
+    was stored paused, with nothing a person could answer."""
+    done = Report(run_id="r", status="paused", content="half")
+    wf = Workforce([worker("a"), worker("b")], mode="collaborate", reducer=lambda _: done)
+    desk = make_desk(Model())
+    report = await desk.arun(wf, Job(input="go"))
+    assert report.status == "failed"
+    assert report.errors == ["reducer returned a 'paused' report; it must be completed or failed"]
+    assert desk.run_store.get_run(report.run_id).status == "failed"  # type: ignore[union-attr]
+    assert [e.payload for e in report.events if e.type == "workforce.completed"] == [
+        {"status": "failed"}
+    ]
+
+
 async def test_a_reducer_error_is_redacted_in_the_report() -> None:
     def leaky(reports: list[Report]) -> Report:
         raise RuntimeError("cannot reach postgresql://app:hunter2@db/x")

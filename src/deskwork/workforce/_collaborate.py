@@ -215,6 +215,9 @@ def _reduce(wf: Workforce, config: RunConfig, job: Job, done: list[MemberReport]
     if not isinstance(combined, Report):
         error = f"reducer returned {type(combined).__name__}, not a Report"
         return composite_failure(wf, config, job, error, metrics=_total(done))
+    if combined.status not in ("completed", "failed"):  # a paused one has nothing to resume
+        error = f"reducer returned a {combined.status!r} report; it must be completed or failed"
+        return composite_failure(wf, config, job, error, metrics=_total(done))
     return composite_outcome(wf, config, job, combined, metrics=_total(done))
 
 
