@@ -36,7 +36,7 @@ from deskwork.serve._models import (
     SessionIn,
     SessionOut,
 )
-from deskwork.serve._ratelimit import RateLimitMiddleware
+from deskwork.serve._ratelimit import RateLimitMiddleware, check_rate
 from deskwork.serve._security import (
     DEFAULT_MAX_BODY_BYTES,
     Receive,
@@ -103,7 +103,13 @@ def create_app(
         rate_limit: requests a second each client address may make (bursts of
             ``rate_burst``); over it, 429 with ``Retry-After``. Off when ``None``.
         rate_burst: the burst ``rate_limit`` allows.
+
+    Raises:
+        ConfigurationError: ``rate_limit`` is not a finite number above 0, or
+            ``rate_burst`` not an int of 1 or more (here, not at the first request).
     """
+    if rate_limit is not None:
+        check_rate(rate_limit, rate_burst)
     state: dict[str, Any] = {}
 
     def services() -> tuple[RunService, SessionService]:

@@ -24,7 +24,7 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     serve.add_argument("target", help="MODULE:ATTR, e.g. app.main:desk")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    serve.add_argument("--port", type=_port, default=8765, help="port (default 8765)")
     serve.add_argument(
         "--token", default=None, help="bearer token clients must send (or $DESKWORK_SERVE_TOKEN)"
     )
@@ -51,7 +51,15 @@ def add_demo_serve_options(demo: argparse.ArgumentParser) -> None:
     demo.add_argument(
         "--serve", action="store_true", help="serve the offline demo with the web viewer"
     )
-    demo.add_argument("--port", type=int, default=8765, help="port for --serve (default 8765)")
+    demo.add_argument("--port", type=_port, default=8765, help="port for --serve (default 8765)")
+
+
+def _port(text: str) -> int:
+    """A TCP port for argparse (the OS took 99999 as 99999 - 65536 and served there)."""
+    port = int(text) if text.strip().isdigit() else -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
+    return port
 
 
 def load_desk(target: str) -> Any:
@@ -80,11 +88,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         from deskwork._extras import require
+        from deskwork.serve._ratelimit import check_rate
         from deskwork.serve._server import check_bind, serve
 
         for module in ("fastapi", "uvicorn", "ag_ui"):
             require(module, "serve")
         token = check_bind(args.host, args.token)
+        if args.rate_limit is not None:
+            check_rate(args.rate_limit, args.rate_burst)
         desk = load_desk(args.target)
     except (ValueError, ImportError, AttributeError, ConfigurationError, MissingExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -11,9 +11,22 @@ import math
 import time
 from collections.abc import Callable
 
+from deskwork.exceptions import ConfigurationError
 from deskwork.serve._security import ASGIApp, Receive, Scope, Send, is_public, reply
+from deskwork.utils import is_number
 
-__all__ = ["RateLimitMiddleware", "TokenBuckets"]
+__all__ = ["RateLimitMiddleware", "TokenBuckets", "check_rate"]
+
+
+def check_rate(rate: float, burst: int) -> None:
+    """Raise :class:`ConfigurationError` unless ``rate`` is a finite number above 0 and
+    ``burst`` an int of 1 or more (NaN let every request through)."""
+    rate_ok = is_number(rate) and 0 < rate < math.inf
+    if not rate_ok or not isinstance(burst, int) or isinstance(burst, bool) or burst < 1:
+        raise ConfigurationError(
+            f"rate_limit must be a number above 0 and rate_burst an int of 1 or more,"
+            f" not {rate!r}, {burst!r}"
+        )
 
 
 class TokenBuckets:
@@ -27,8 +40,7 @@ class TokenBuckets:
         clock: Callable[[], float] = time.monotonic,
         keys: int = 10_000,
     ) -> None:
-        if rate <= 0 or burst < 1:
-            raise ValueError(f"rate_limit must be > 0 and rate_burst >= 1, not {rate}, {burst}")
+        check_rate(rate, burst)
         self.rate = rate
         self.burst = burst
         self._clock = clock

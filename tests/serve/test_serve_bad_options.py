@@ -1,0 +1,36 @@
+"""A rate limit or port the server cannot use is refused before it serves: the rate limit
+was checked at the first request (every request then answered 500), NaN let every request
+through, and port 99999 was served on 34463."""
+
+from __future__ import annotations
+
+import pytest
+from serve_support import make_desk
+
+from deskwork.cli import main
+from deskwork.exceptions import ConfigurationError
+from deskwork.serve import create_app
+
+
+@pytest.mark.parametrize(("rate", "burst"), [(-1.0, 20), (float("nan"), 20), (1.0, 0)])
+def test_create_app_refuses_a_rate_limit_it_cannot_keep(rate: float, burst: int) -> None:
+    with pytest.raises(ConfigurationError, match="rate_limit"):
+        create_app(make_desk(), rate_limit=rate, rate_burst=burst)
+
+
+def test_the_cli_refuses_a_bad_rate_limit_before_loading_the_desk(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["serve", "no_such_module:desk", "--rate-limit", "nan"]) == 2
+    assert "rate_limit must be a number above 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["serve", "app:desk"], ["demo", "--serve"]])
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_a_usage_error(
+    command: list[str], port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--port", port])
+    assert exit_.value.code == 2
+    assert "a port is a number from 0 to 65535" in capsys.readouterr().err
