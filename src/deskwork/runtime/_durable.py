@@ -293,7 +293,9 @@ class RateGatedAdapter(DurableAdapter):
 
 async def _run(desk: Desk, runner: Runner, request: dict[str, Any], *, recovered: bool) -> Report:
     run_id = request["run_id"]
-    job = Job.from_state(request["job"])
+    # the job as given when this process started the run (a TypeAdapter or a class in a
+    # function as its schema, tool objects): its stored form keeps only import paths and names
+    job = desk._live_jobs.get(run_id) or Job.from_state(request["job"])
     events: list[Event] = desk.run_store.get_events(run_id) if recovered else []
     inner = desk._emitter(run_id, events, _listeners.pop(run_id, None))
     emit = Replay(events).wrap(inner) if recovered else inner
@@ -763,6 +765,9 @@ async def arun(
     desk.register(runner)
     if on_event is not None:
         _listeners[run_id] = on_event
+    from deskwork.runtime.desk import _remember  # desk.py imports this module
+
+    _remember(desk._live_jobs, run_id, job)  # as Desk._start does: for _run and a resume here
     request = {**_request(run_id, runner, job, stream, limits), "caller": DBOS.executor_id}
     with SetWorkflowID(run_id):
         handle = await DBOS.start_workflow_async(_run_workflow, request)
