@@ -46,3 +46,24 @@ def test_a_cycle_in_the_chain_ends() -> None:
     first.__context__, second.__context__ = second, first
     redact_exception(first)
     assert str(first) == "a <redacted>" and str(second) == "b"
+
+
+def test_the_members_of_an_exception_group_are_redacted() -> None:
+    member = RuntimeError(f"401 for key {KEY}")
+    group = ExceptionGroup("two failed", [ValueError("plain"), ExceptionGroup("inner", [member])])
+    try:
+        raise RuntimeError("agent failed") from group
+    except RuntimeError as raised:
+        error = raised
+    redact_exception(error)
+    printed = "".join(traceback.format_exception(error))
+    assert KEY not in printed and "RuntimeError: 401 for key <redacted>" in printed
+    assert group.exceptions[1].exceptions[0] is member  # the same objects, rewritten
+
+
+def test_a_note_is_redacted() -> None:
+    error = RuntimeError("request failed")
+    error.add_note(f"api_key={KEY}")
+    redact_exception(error)
+    assert error.__notes__ == ["api_key=<redacted>"]
+    assert KEY not in "".join(traceback.format_exception(error))

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import base64
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from deskwork import Desk, Worker
 from deskwork.testing import ScriptedAdapter, call_tool, reply
@@ -77,3 +80,33 @@ def test_a_transient_error_that_quotes_a_secret_is_still_retried(tmp_path: Path)
     assert (report.status, report.content) == ("completed", "done"), report.errors
     records = _step_records(tmp_path)
     assert b"ServiceUnavailable" in records and SECRET.encode() not in records
+
+
+def _noted(error: Exception) -> Exception:
+    error.add_note(f"sent api_key={SECRET}")
+    return error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        lambda: ExceptionGroup("calls failed", [RuntimeError(f"401 for key {SECRET}")]),
+        lambda: _noted(RuntimeError("upstream failed")),
+    ],
+    ids=["group member", "note"],
+)
+def test_a_grouped_or_noted_secret_is_stored_redacted(
+    tmp_path: Path, error: Callable[[], Exception]
+) -> None:
+    class Broken(ScriptedAdapter):  # a TaskGroup inside a provider's client, a note it adds
+        async def acomplete(self, **_: object) -> object:
+            raise error()
+
+    desk = Desk(model="m", adapter=Broken([]), storage_dir=tmp_path, durable=True)
+    try:
+        report = desk.run(Worker(name="w"), "hi")
+    finally:
+        desk.close()
+    assert report.status == "failed"
+    records = _step_records(tmp_path)
+    assert b"<redacted>" in records and SECRET.encode() not in records

@@ -156,10 +156,11 @@ def rewrite_exception(exc: BaseException, rewrite: Callable[[Any], Any]) -> None
 
 def redact_exception(error: BaseException) -> None:
     """Redact in place (:func:`rewrite_exception` with :func:`redact`) ``error`` and every
-    exception chained to it (``__cause__``, ``__context__``) whose text holds a secret: what
-    a traceback of ``error`` shows once it leaves deskwork, in an application's own log or
+    exception chained to it (``__cause__``, ``__context__``) or grouped in it (the members
+    of an ``ExceptionGroup``) whose text or notes (``add_note``) hold a secret: what a
+    traceback of ``error`` shows once it leaves deskwork, in an application's own log or
     OpenTelemetry span (which records an exception passing through it, message, causes and
-    all). Each keeps its type and traceback."""
+    all), and what a pickle of it keeps. Each keeps its type and traceback."""
     seen: set[int] = set()
     pending: list[BaseException | None] = [error]
     while pending:
@@ -169,17 +170,31 @@ def redact_exception(error: BaseException) -> None:
         seen.add(id(exc))
         if exception_tells_secrets(exc):
             rewrite_exception(exc, redact)
-        pending += [exc.__cause__, exc.__context__]
+        pending += [exc.__cause__, exc.__context__, *_members(exc)]
 
 
 def exception_tells_secrets(exc: BaseException) -> bool:
-    """Whether a text ``exc`` carries (its message, arguments or attributes) holds anything
-    :func:`redact_text` replaces (``True`` when its ``__str__`` raises)."""
+    """Whether a text ``exc`` carries (its message, arguments, attributes or notes, or those
+    of an ``ExceptionGroup``'s members) holds anything :func:`redact_text` replaces
+    (``True`` when its ``__str__`` raises)."""
     try:
-        texts = [str(exc), *exc.args, *vars(exc).values()]
+        values = [str(exc), *exc.args, *vars(exc).values()]
     except Exception:
         return True
-    return any(isinstance(text, str) and redact_text(text) != text for text in texts)
+    texts = (
+        text
+        for value in values
+        for text in (value if isinstance(value, list | tuple) else (value,))  # __notes__
+    )
+    if any(isinstance(text, str) and redact_text(text) != text for text in texts):
+        return True
+    return any(exception_tells_secrets(member) for member in _members(exc))
+
+
+def _members(exc: BaseException) -> Sequence[BaseException]:
+    """The exceptions an ``ExceptionGroup`` holds (a traceback prints them, a pickle keeps
+    them); none for any other exception."""
+    return exc.exceptions if isinstance(exc, BaseExceptionGroup) else ()
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -28,7 +28,7 @@ from deskwork.core.redact import (
     exception_tells_secrets,
     exception_text,
     redact,
-    rewrite_exception,
+    redact_exception,
 )
 from deskwork.exceptions import DeskworkError
 from deskwork.utils import to_jsonable
@@ -190,11 +190,12 @@ class StepFailedError(DeskworkError):
 
 def _storable_error(exc: Exception) -> Exception:
     """``exc`` as DBOS checkpoints it (pickled into its database): itself, with any secret in
-    its message, arguments or attributes redacted in place (its type, status code and
-    headers stay, so the desk still classifies and retries it); else, when it does not
-    pickle or still tells a secret, its type name and redacted text (:class:`StepFailedError`)."""
-    if exception_tells_secrets(exc):
-        rewrite_exception(exc, redact)
+    its message, arguments, attributes or notes, or in an ``ExceptionGroup``'s members (a
+    pickle keeps them all), redacted in place (:func:`redact_exception`: its type, status
+    code and headers stay, so the desk still classifies and retries it); else, when it does
+    not pickle or still tells a secret, its type name and redacted text
+    (:class:`StepFailedError`)."""
+    redact_exception(exc)
     if _picklable(exc) and not exception_tells_secrets(exc):
         return exc
     return StepFailedError(type(exc).__name__, exception_text(exc))
