@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from deskwork.core.redact import REDACTED, hide_values
+from deskwork.core.redact import REDACTED, hide_values, redact_text
 from deskwork.exceptions import ConfigurationError
 
 if TYPE_CHECKING:
@@ -89,12 +89,17 @@ def redact_url(url: str) -> str:
 
 
 def scrub(text: str, url: str) -> str:
-    """``text`` (a driver's error message, say) with the password of ``url`` masked."""
+    """``text`` (a driver's error message, as it is) with the password of ``url`` masked,
+    as the URL spells it and percent-decoded (as a driver uses it, and may quote it), then
+    any other secret redacted (:func:`redact_text`; after the password, which may hold an
+    ``@`` that would cut a quoted URL's password short)."""
     try:
         password = urlsplit(url).password
     except ValueError:
         password = None
-    return str(hide_values(text, [password])) if password else text
+    if password:
+        text = str(hide_values(text, [password, unquote(password)]))
+    return redact_text(text)
 
 
 def open_run_store(url: str) -> RunStore:
