@@ -127,3 +127,26 @@ def test_with_a_token_the_page_asks_for_it(live_factory: Any, page: Any) -> None
     page.fill("#token-input", "viewer-token")
     page.keyboard.press("Enter")
     page.wait_for_selector(f'#runs a[data-run="{run_id}"]')
+
+
+def test_html_in_a_run_is_shown_as_text(live_factory: Any, page: Any) -> None:
+    live = live_factory()
+    markup = '<img src=x onerror="window.hit=1"><script>window.hit=2</script>'
+    with httpx.Client(base_url=live.url) as client:
+        body = {"runner": "asker", "job": {"input": markup}}
+        run_id = client.post("/runs?wait=true", json=body).json()["run_id"]
+    page.goto(f"{live.url}/#/runs/{run_id}")
+    page.fill("#answer", markup)
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
+    page.wait_for_selector(".msg.assistant >> text=done: <img src=x")
+    assert markup in page.inner_text(".convo")
+    assert page.evaluate("window.hit") is None
+
+
+def test_a_run_link_with_a_broken_escape_says_the_run_is_unknown(
+    live_factory: Any, page: Any
+) -> None:
+    live = live_factory()
+    page.goto(f"{live.url}/#/runs/%E0%A4%A")  # the page error would fail the page fixture
+    page.wait_for_selector("#run .msg.error >> text=unknown run")

@@ -375,7 +375,10 @@ function timeline() {
 
 function route() {
   const match = location.hash.match(/^#\/runs\/([^/?#]+)/);
-  if (match) openRun(decodeURIComponent(match[1]));
+  if (!match) return;
+  let runId = match[1];
+  try { runId = decodeURIComponent(runId); } catch (err) { /* not percent-encoded: as typed */ }
+  openRun(runId);
 }
 
 document.addEventListener("keydown", (e) => {
