@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from deskwork import Desk, EventType, Job, Worker
@@ -60,8 +61,9 @@ def _run(server: OpenAICompatServer, **options: Any) -> Any:
         ({"timeout": 30}, 30),
         ({"extra_params": {"timeout": 45}}, 45),
         ({"timeout": None}, None),  # LiteLLM's own
+        ({"timeout": httpx.Timeout(30, connect=5)}, httpx.Timeout(30, connect=5)),
     ],
-    ids=["default", "given", "extra-params", "none"],
+    ids=["default", "given", "extra-params", "none", "httpx"],
 )
 def test_each_model_request_carries_the_adapter_timeout(
     srv: OpenAICompatServer, sent: list[dict[str, Any]], options: Any, timeout: Any

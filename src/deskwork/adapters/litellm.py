@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,7 +32,10 @@ from deskwork.adapters.base import (
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
 from deskwork.core.redact import hide_values, known_credentials, rewrite_exception
 from deskwork.exceptions import DeskworkError, StreamingUnsupportedError
-from deskwork.utils import check_seconds
+from deskwork.utils import check_seconds, is_number
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["DEFAULT_REQUEST_TIMEOUT", "LiteLLMAdapter", "ProviderReplyError", "import_litellm"]
 
@@ -119,6 +122,17 @@ def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
     rewrite_exception(exc, lambda value: hide_values(value, secrets))
 
 
+def _request_timeout(value: Any) -> float | httpx.Timeout | None:
+    """``value`` as an adapter's ``timeout``: seconds (:func:`check_seconds`), or an
+    ``httpx.Timeout``, which LiteLLM accepts as it is."""
+    if value is not None and not is_number(value):
+        import httpx  # only for a value that is no number: most desks never need it
+
+        if isinstance(value, httpx.Timeout):
+            return value
+    return check_seconds(value, "LiteLLMAdapter: timeout")
+
+
 class LiteLLMAdapter(BaseModelAdapter):
     """Calls models through LiteLLM with OpenAI-compatible inputs.
 
@@ -127,11 +141,14 @@ class LiteLLMAdapter(BaseModelAdapter):
         api_key: key override; otherwise LiteLLM reads the provider's environment variable.
         timeout: seconds each model request may take before it fails with a timeout
             (:data:`DEFAULT_REQUEST_TIMEOUT`, 600, unless given; ``None``: LiteLLM's own,
-            ``litellm.request_timeout``). A ``timeout`` in ``extra_params`` wins.
+            ``litellm.request_timeout``), or an ``httpx.Timeout`` (connect, read, write and
+            pool limits), which LiteLLM hands to the provider's SDK. A ``timeout`` in
+            ``extra_params`` wins.
         extra_params: more keyword arguments passed to every ``litellm`` call.
 
     Raises:
-        ConfigurationError: ``timeout`` is not a number of seconds above 0 or ``None``.
+        ConfigurationError: ``timeout`` is not a number of seconds above 0, an
+            ``httpx.Timeout`` or ``None``.
     """
 
     def __init__(
@@ -139,12 +156,12 @@ class LiteLLMAdapter(BaseModelAdapter):
         *,
         api_base: str | None = None,
         api_key: str | None = None,
-        timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        timeout: float | httpx.Timeout | None = DEFAULT_REQUEST_TIMEOUT,
         extra_params: dict[str, Any] | None = None,
     ) -> None:
         self.api_base = api_base
         self._api_key = api_key  # never logged or stored
-        self.timeout = check_seconds(timeout, "LiteLLMAdapter: timeout")
+        self.timeout = _request_timeout(timeout)
         self.extra_params = dict(extra_params or {})
 
     def __repr__(self) -> str:

@@ -25,6 +25,7 @@ import json
 import os
 from typing import Any
 
+from deskwork.adapters.litellm import DEFAULT_REQUEST_TIMEOUT
 from deskwork.core.redact import describe_exception, hide_values, known_credentials, redact_text
 from deskwork.core.tool_call import ToolResult
 from deskwork.exceptions import ConfigurationError
@@ -46,7 +47,7 @@ def make_generate_image_tool(
     api_base: str | None = None,
     api_key: str | None = None,
     default_model: str = DEFAULT_IMAGE_MODEL,
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     name: str = "generate_image",
 ) -> Tool:
     """Build a ``generate_image`` tool.
@@ -57,7 +58,8 @@ def make_generate_image_tool(
             is ever part of results, errors or events.
         default_model: the model used when the model does not choose one.
         timeout: request timeout in seconds for each call (also the tool's timeout, doubled,
-            since the tool may make two calls).
+            since the tool may make two calls): :data:`DEFAULT_REQUEST_TIMEOUT`, 600, as a
+            ``LiteLLMAdapter``'s, unless given; ``None``: LiteLLM's own, and no tool timeout.
         name: the tool's name.
 
     Returns:
