@@ -63,3 +63,14 @@ async def test_a_cancelled_waiting_turn_holds_nothing(tmp_path: Path) -> None:
     await running
     assert (await session.arun("three")).content == "2 user messages seen"
     assert _users(session) == ["one", "three"]
+
+
+async def test_waiting_turns_run_in_the_order_they_were_sent(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+
+    async def later(text: str, delay: float) -> Any:
+        await asyncio.sleep(delay)
+        return await session.arun(text)
+
+    await asyncio.gather(*(later(text, i * 0.02) for i, text in enumerate("abcde")))
+    assert _users(session) == list("abcde")

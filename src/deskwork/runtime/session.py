@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -25,37 +26,68 @@ if TYPE_CHECKING:
 __all__ = ["WorkerSession"]
 
 _JOB_OPTIONS = ("thinking", "drop_params", "extra_body", "response_schema", "metadata")
-_TURN_POLL = 0.005
-"""Seconds between looks at a session whose turn is running."""
+_Key = tuple[int, str]
+_Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 
 
 class _Turns:
-    """The sessions with a turn running, by session store and id: a turn reads the history
-    the last one saved (two at once each saved their own, and one was lost). Any thread or
-    event loop may ask (``run``, ``stream_run`` and ``arun`` may meet), so the set has a
-    thread lock and a waiting turn polls; a waiter that is cancelled holds nothing."""
+    """One turn at a time per session (by session store and id), in the order they were
+    sent: a turn reads the history the last one saved (two at once each saved their own,
+    and one was lost). Any thread or event loop may ask (``run``, ``stream_run`` and
+    ``arun`` may meet), so a thread lock guards the queues and a turn is handed to the next
+    waiter on its own loop. A waiter that is cancelled holds nothing and keeps no one out."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._busy: set[tuple[int, str]] = set()
+        self._queues: dict[_Key, deque[_Waiter]] = {}
+        """The sessions with a turn running, each with the turns waiting, oldest first."""
 
     @asynccontextmanager
     async def turn(self, session: WorkerSession) -> AsyncIterator[None]:
         key = (id(session.desk.session_store), session.session_id)
-        while not self._take(key):
-            await asyncio.sleep(_TURN_POLL)
+        await self._acquire(key)
         try:
             yield
         finally:
-            with self._lock:
-                self._busy.discard(key)
+            self._release(key)
 
-    def _take(self, key: tuple[int, str]) -> bool:
+    async def _acquire(self, key: _Key) -> None:
+        loop = asyncio.get_running_loop()
         with self._lock:
-            if key in self._busy:
-                return False
-            self._busy.add(key)
-            return True
+            queue = self._queues.get(key)
+            if queue is None:
+                self._queues[key] = deque()
+                return
+            waiter: asyncio.Future[None] = loop.create_future()
+            queue.append((loop, waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            with self._lock:
+                if (loop, waiter) in queue:
+                    queue.remove((loop, waiter))
+                    raise
+            if not waiter.cancelled():  # handed the turn just before the cancel landed
+                self._release(key)
+            raise  # (else _hand finds it cancelled and hands the turn on)
+
+    def _release(self, key: _Key) -> None:
+        with self._lock:
+            queue = self._queues[key]
+            if not queue:
+                del self._queues[key]
+                return
+            loop, waiter = queue.popleft()
+        try:
+            loop.call_soon_threadsafe(self._hand, key, waiter)
+        except RuntimeError:  # its loop is closed: no turn waits there any more
+            self._release(key)
+
+    def _hand(self, key: _Key, waiter: asyncio.Future[None]) -> None:
+        if waiter.cancelled():
+            self._release(key)
+        else:
+            waiter.set_result(None)
 
 
 _TURNS = _Turns()
