@@ -8,6 +8,7 @@ import pytest
 
 from approvalkit import paused_send
 from deskwork.core.state import RunState
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._tool_step import DECLINED, is_approved
 
 DECLINE_WORDS = ["no", "n", "decline", "declined", "deny", "denied", "cancel", "reject", "false"]
@@ -19,14 +20,20 @@ def test_every_decline_word_declines_in_any_case_and_padding(word: str) -> None:
         assert is_approved(spelling) is False, spelling
 
 
-@pytest.mark.parametrize("decision", [None, False, "", "   ", 0, [], {}])
+@pytest.mark.parametrize("decision", [None, False, "", "   ", {"approved": False}])
 def test_empty_and_false_decisions_decline(decision: Any) -> None:
     assert is_approved(decision) is False
 
 
-@pytest.mark.parametrize("decision", [True, "yes", "approve", "ok", "y", 1, {"ok": True}])
+@pytest.mark.parametrize("decision", [True, "yes", "approve", "ok", "y", {"approved": "yes"}])
 def test_other_decisions_approve(decision: Any) -> None:
     assert is_approved(decision) is True
+
+
+@pytest.mark.parametrize("decision", [0, 1, [], [True], {}, {"ok": True}, {"approved": 1}])
+def test_decisions_of_another_shape_are_refused(decision: Any) -> None:
+    with pytest.raises(ConfigurationError, match="True or False"):
+        is_approved(decision)
 
 
 @pytest.mark.parametrize("word", DECLINE_WORDS)

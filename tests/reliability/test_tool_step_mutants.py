@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from deskwork import Desk, ToolResult, Worker
+from deskwork import ConfigurationError, Desk, ToolResult, Worker
 from deskwork.core.report import Report
 from deskwork.store import InMemoryRunStore, SQLiteRunStore
 from deskwork.testing import ScriptedAdapter, Turn, call_tools, reply
@@ -156,12 +156,13 @@ def test_a_tool_result_answers_a_handoff_without_running_the_tool(tmp_path: Path
     assert _answers(adapter) == ["no agent named x"]
 
 
-def test_a_tool_result_does_not_answer_an_approved_confirmation(tmp_path: Path) -> None:
-    desk, adapter = _desk([call_tools(("wire", {"amount": 1, "to": "al"})), reply("ok")], tmp_path)
+def test_a_tool_result_does_not_answer_a_confirmation(tmp_path: Path) -> None:
+    desk, _ = _desk([call_tools(("wire", {"amount": 1, "to": "al"})), reply("ok")], tmp_path)
     paused = desk.run(Worker(name="w", tools=[wire]), "go")
-    done = desk.resume(paused, ToolResult(content="pretend"))  # truthy: approved
-    assert (done.status, ran) == ("completed", ["wire 1 al"])
-    assert _answers(adapter) == ["sent"]
+    with pytest.raises(ConfigurationError, match="not a ToolResult"):  # no True or False
+        desk.resume(paused, ToolResult(content="pretend"))
+    assert ran == [] and desk.resume(paused, True).status == "completed"
+    assert ran == ["wire 1 al"]
 
 
 def test_resuming_with_a_worker_that_lacks_the_pending_tool_fails_clearly(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""A confirmation resumed over HTTP with an answer of the wrong shape (an object, an array,
-a number) is refused with 422 and the run stays paused: the run read any such answer as an
-approval, ``{"approved": false}`` included, and the pause was gone."""
+"""A confirmation resumed over HTTP with an answer of the wrong shape (an array, a number, an
+object without ``"approved"``) is refused with 422 and the run stays paused: the run read any
+such answer as an approval, and the pause was gone. ``{"approved": false}`` declines."""
 
 from __future__ import annotations
 
@@ -26,14 +26,24 @@ def _stays_paused(live: Live, run_id: str) -> None:
     assert "run.resumed" not in [e.type for e in live.desk.run_store.get_events(run_id)]
 
 
-@pytest.mark.parametrize("decision", [{"approved": False}, [False], 1])
+@pytest.mark.parametrize("decision", [{"ok": False}, [False], 1])
 async def test_a_confirmation_answered_with_another_shape_is_422(live: Live, decision: Any) -> None:
     async with httpx.AsyncClient(base_url=live.url, timeout=20) as client:
         run_id = await _paused(client)
         refused = await client.post(f"/runs/{run_id}/resume", json={"decision": decision})
-        assert refused.status_code == 422 and "true or false" in refused.json()["detail"]
+        assert refused.status_code == 422 and "'approved' key" in refused.json()["detail"]
         _stays_paused(live, run_id)
         declined = await client.post(f"/runs/{run_id}/resume?wait=true", json={"decision": "no"})
+        assert declined.json()["content"] == "done: Error: Tool execution declined"
+
+
+async def test_a_confirmation_answered_approved_false_declines(live: Live) -> None:
+    async with httpx.AsyncClient(base_url=live.url, timeout=20) as client:
+        run_id = await _paused(client)
+        decision = {"approved": False}
+        declined = await client.post(
+            f"/runs/{run_id}/resume?wait=true", json={"decision": decision}
+        )
         assert declined.json()["content"] == "done: Error: Tool execution declined"
 
 
@@ -53,7 +63,7 @@ async def test_an_agui_resume_with_an_object_payload_is_422(live: Live) -> None:
                 {
                     "interruptId": f"{run_id}:{action_id}",
                     "status": "resolved",
-                    "payload": {"approved": False},
+                    "payload": {"decision": False},
                 }
             ],
         }

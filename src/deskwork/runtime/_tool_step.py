@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from deskwork._aio import gather_or_cancel
 from deskwork.core.event import EventType
 from deskwork.core.pending import PendingAction
 from deskwork.core.tool_call import ToolCall, ToolResult
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.steps import Failure, Interruption, RunAgain
 from deskwork.store._blobs import check_sizes, check_text
@@ -16,7 +18,7 @@ from deskwork.tools.base import Tool
 from deskwork.tools.execution import aexecute_tool, tool_result_from_value
 from deskwork.utils import new_id
 
-__all__ = ["handle_tool_calls", "is_approved", "resume_pending"]
+__all__ = ["check_confirmation", "handle_tool_calls", "is_approved", "resume_pending"]
 
 PREVIEW_CHARS = 200
 DECLINED = "Tool execution declined"
@@ -25,13 +27,40 @@ _DECLINE_WORDS = {"no", "n", "decline", "declined", "deny", "denied", "cancel", 
 
 
 def is_approved(decision: Any) -> bool:
-    """How a resume decision answers a confirmation (see the Worker docs)."""
-    if decision is None or decision is False:
-        return False
+    """How a resume decision answers a confirmation: ``True`` approves and ``False`` or
+    ``None`` declines; a text declines when it is blank or a word such as ``"no"`` and
+    approves otherwise; a mapping answers with its ``"approved"`` value, read the same way
+    (``{"approved": False}`` declines).
+
+    Raises:
+        ConfigurationError: any other answer (a number, a list, a mapping without
+            ``"approved"``, another object): none says which way it goes, and reading it
+            as true ran a tool the person had declined.
+    """
+    if isinstance(decision, Mapping) and "approved" in decision:
+        decision = decision["approved"]
+    if decision is None or isinstance(decision, bool):
+        return decision is True
     if isinstance(decision, str):
         text = decision.strip().lower()
         return bool(text) and text not in _DECLINE_WORDS
-    return bool(decision)
+    raise ConfigurationError(
+        "a confirmation is answered with True or False, a text such as 'no', or a mapping"
+        f" with an 'approved' key; not {_shape(decision)}"
+    )
+
+
+def _shape(decision: Any) -> str:
+    if isinstance(decision, Mapping):
+        return "a mapping without an 'approved' answer"
+    return f"a {type(decision).__name__}"
+
+
+def check_confirmation(action: PendingAction | None, decision: Any) -> None:
+    """Refuse, before a paused run is claimed, an answer its confirmation cannot read
+    (:func:`is_approved` raises ``ConfigurationError``); other pauses take any answer."""
+    if action is not None and action.type == "confirmation":
+        is_approved(decision)
 
 
 def _pauses(tool: Tool | None) -> bool:

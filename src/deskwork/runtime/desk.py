@@ -417,7 +417,9 @@ class Desk:
             ConfigurationError: ``report_or_run_id`` is neither a Report nor a string; or
                 ``runner=`` is of another kind than the runner that paused the run, or the
                 runner refuses the paused state (``check_resume``: a flow or graph changed
-                since the pause): the run stays paused, resumable with the right runner.
+                since the pause): the run stays paused, resumable with the right runner;
+                or a confirmation is answered with neither True, False, a text nor a mapping
+                with an ``"approved"`` key: the run stays paused.
         """
         run_id = (
             report_or_run_id.run_id if isinstance(report_or_run_id, Report) else report_or_run_id
@@ -450,6 +452,9 @@ class Desk:
         check = getattr(runner, "check_resume", None)
         if check is not None:
             check(state)  # a runner that changed since the pause refuses it: the run stays paused
+        from deskwork.runtime._tool_step import check_confirmation  # loaded by the first run
+
+        check_confirmation(state.pending_action, decision)  # [False], 2: the run stays paused
         if self.durable and _durable().resume_as_workflow():
             resumed: Report = await _durable().aresume(
                 self, run_id, decision, runner, stream, on_event

@@ -20,7 +20,8 @@ from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
-from deskwork.exceptions import RunNotRunningError
+from deskwork.exceptions import ConfigurationError, RunNotRunningError
+from deskwork.runtime._tool_step import check_confirmation
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._direct import DirectWriter, chunk
@@ -67,15 +68,14 @@ def check_id(value: str | None, what: str) -> None:
 
 
 def check_decision(record: RunRecord, decision: Any) -> None:
-    """422 for a confirmation answered with a JSON object, array or number: the run would
-    read it as approved (``{"approved": false}`` too) and the pause would be gone."""
+    """422 for a confirmation answered with a JSON array, a number or an object without
+    ``"approved"`` (the desk refuses them: :func:`deskwork.runtime._tool_step.is_approved`),
+    before the resume starts, so the run stays paused."""
     action = record.state.pending_action if record.state is not None else None
-    if action is None or action.type != "confirmation":
-        return
-    if decision is not None and not isinstance(decision, (bool, str)):
-        raise ApiError(
-            422, "a confirmation is answered with true or false (or a text such as 'no')"
-        )
+    try:
+        check_confirmation(action, decision)
+    except ConfigurationError as exc:
+        raise ApiError(422, str(exc)) from None
 
 
 def make_job(**fields: Any) -> Job:
