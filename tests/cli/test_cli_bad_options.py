@@ -49,3 +49,11 @@ def test_the_demo_stores_its_runs_at_the_database_url(
     capsys.readouterr()
     assert main(["runs", "--database-url", url, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+@pytest.mark.parametrize("every", ["inf", "nan", "-1"])
+def test_a_worker_refuses_a_takeover_period_it_cannot_wait(
+    every: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["worker", "no_such_module:desk", "--takeover-every", every]) == 2
+    assert "--takeover-every must be a number of seconds" in capsys.readouterr().err

@@ -12,6 +12,7 @@ over by another worker or by ``recover()``.
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import signal
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.exceptions import ConfigurationError
+from deskwork.utils import is_number
 
 __all__ = ["add_worker_parser", "load_desk", "run_worker", "serve"]
 
@@ -74,7 +76,7 @@ def serve(
     free). On a signal it stops taking runs, waits up to ``drain`` seconds for the runs it
     holds, and leaves the rest unfinished for another worker or ``recover()``.
     """
-    problem = _bad_limits(concurrency, queue_concurrency, rate)
+    problem = _bad_limits(concurrency, queue_concurrency, rate) or _bad_every(takeover_every)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -123,6 +125,14 @@ def _bad_limits(*limits: int | None) -> str:
         if value is not None and value < 1:
             return f"{name} must be >= 1"
     return ""
+
+
+def _bad_every(seconds: float) -> str:
+    """Why ``--takeover-every`` cannot be waited on (infinity failed the worker after it
+    had started serving), or ``""``."""
+    if is_number(seconds) and 0 <= seconds < math.inf:
+        return ""
+    return "--takeover-every must be a number of seconds, 0 or more (0: only at start)"
 
 
 def _settings(
