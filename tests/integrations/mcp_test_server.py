@@ -38,6 +38,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 PREFIX = os.environ.get("MCP_TEST_PREFIX", "")
 HOSTILE_REF = os.environ.get("MCP_TEST_HOSTILE")
 TWINS = ("twin.name", "twin_name", "x" * 64 + "1", "x" * 64 + "2")
+OBJECT_A = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
 RAW_TOOLS: list[dict[str, Any]] = [
     {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "text_root", "inputSchema": {"type": "string"}},
@@ -45,6 +46,9 @@ RAW_TOOLS: list[dict[str, Any]] = [
     {"name": "null_schema", "inputSchema": None},
     {"name": "untyped_schema", "inputSchema": {"properties": {"n": {"type": "integer"}}}},
     {"inputSchema": {"type": "object"}},
+    {"name": "text_union", "inputSchema": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+    {"name": "text_ref", "inputSchema": {"$ref": "#/$defs/T", "$defs": {"T": {"type": "string"}}}},
+    {"name": "object_union", "inputSchema": {"oneOf": [OBJECT_A, {"type": "null"}]}},
 ]
 
 

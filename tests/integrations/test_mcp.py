@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from mcp_test_server import OBJECT_A
 from mcpkit import STDIO_LABEL, TOKEN, HTTPServer, stdio_args
 
 from deskwork import ConfigurationError, Desk, Job, Worker
@@ -387,7 +388,9 @@ async def test_tools_whose_schema_the_sdk_refuses_leave_the_others_usable(
     """The MCP SDK refuses a whole ``tools/list`` answer for one tool whose ``inputSchema``
     is ``null`` or whose root is not an object, so none of the server's tools could be used;
     and model APIs take only object parameters. A missing or untyped schema is taken as an
-    object; a tool with another root (or no name) is left out, with a warning naming it."""
+    object; a tool with another root, an untyped one whose anyOf/$ref admits no object (as
+    an object schema, no arguments could satisfy it) or no name is left out, with a warning
+    naming it."""
     command, args = stdio_args("raw")
     with caplog.at_level(logging.WARNING, logger="deskwork.tools.mcp"):
         async with MCPToolProvider() as provider:
@@ -397,15 +400,18 @@ async def test_tools_whose_schema_the_sdk_refuses_leave_the_others_usable(
             refused = await provider.acall_tool("untyped_schema", {"n": "three"})
             null = await provider.acall_tool("null_schema", {"any": 1})
             left_out = await provider.acall_tool("text_root", {})
+            union = await provider.acall_tool("object_union", {"a": "x"})
     assert {tool.name: tool.to_provider()["function"]["parameters"] for tool in tools} == {
         "echo": {"type": "object", "properties": {"text": {"type": "string"}}},
         "null_schema": {"type": "object", "properties": {}},
         "untyped_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        "object_union": {"type": "object", "properties": {}, "oneOf": [OBJECT_A, {"type": "null"}]},
     }
     assert (echo.content, untyped.content) == ('echo {"text": "hi"}', 'untyped_schema {"n": 3}')
     assert refused.error is not None and "is not of type 'integer'" in refused.error
     assert null.content == 'null_schema {"any": 1}'
     assert left_out.error is not None and "unknown MCP tool 'text_root'" in left_out.error
+    assert union.content == 'object_union {"a": "x"}'
     not_an_object = "not an object (model APIs take only object parameters)"
     assert [r.getMessage() for r in caplog.records if r.name == "deskwork.tools.mcp"] == [
         f"MCP server {STDIO_LABEL}: tool 'text_root' left out: its input schema's root is"
@@ -413,6 +419,10 @@ async def test_tools_whose_schema_the_sdk_refuses_leave_the_others_usable(
         f"MCP server {STDIO_LABEL}: tool 'list_root' left out: its input schema's root is"
         f" 'array', {not_an_object}",
         f"MCP server {STDIO_LABEL}: tool '<no name>' left out: name: Field required",
+        f"MCP server {STDIO_LABEL}: tool 'text_union' left out: its input schema's root is"
+        f" anyOf of non-objects, {not_an_object}",
+        f"MCP server {STDIO_LABEL}: tool 'text_ref' left out: its input schema's root is"
+        f" $ref of non-objects, {not_an_object}",
     ]
 
 
