@@ -23,6 +23,7 @@ __all__ = [
     "check_seconds",
     "encode_file",
     "escape_surrogates",
+    "is_integer",
     "is_items",
     "is_number",
     "model_json",
@@ -151,6 +152,11 @@ def is_items(value: Any) -> bool:
 def is_number(value: Any) -> bool:
     """Whether ``value`` is a real number: an ``int`` or a ``float``, not a ``bool``."""
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_integer(value: Any) -> bool:
+    """Whether ``value`` is an ``int``, not a ``bool`` (a count, a limit, a priority)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_seconds(value: Any, what: str) -> float | None:

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["QueueSettings"]
+from deskwork.store._errors import unstorable_text
+from deskwork.utils import is_integer
+
+__all__ = ["MAX_LIMIT", "QueueSettings", "check_queue_name"]
 
 MODEL_RATE_PERIOD_SECONDS = 60.0
 """The rolling window of ``model_requests_per_minute``."""
+MAX_LIMIT = 2**31 - 1
+"""The largest limit or priority DBOS's queue tables keep (a PostgreSQL ``integer``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +36,14 @@ class QueueSettings:
     all workers (``None``: no limit). A call over the limit waits for its turn."""
 
     def __post_init__(self) -> None:
-        if not self.name or not self.name.strip():
-            raise ValueError("a queue needs a non-empty name")
+        check_queue_name(self.name)
         for field in ("concurrency", "worker_concurrency", "model_requests_per_minute"):
             value = getattr(self, field)
-            if value is not None and (isinstance(value, bool) or value < 1):
-                raise ValueError(f"queue {self.name!r}: {field} must be >= 1 (or None)")
+            if value is not None and not (is_integer(value) and 1 <= value <= MAX_LIMIT):
+                raise ValueError(
+                    f"queue {self.name!r}: {field} must be a whole number 1 .. {MAX_LIMIT}"
+                    f" (or None), not {value!r}"
+                )
         if (
             self.concurrency is not None
             and self.worker_concurrency is not None
@@ -46,3 +53,15 @@ class QueueSettings:
                 f"queue {self.name!r}: worker_concurrency ({self.worker_concurrency}) cannot"
                 f" exceed concurrency ({self.concurrency})"
             )
+
+
+def check_queue_name(name: object) -> str:
+    """``name`` if it can name a durable queue: a non-blank text that a database column
+    keeps (no NUL character, no lone surrogate).
+
+    Raises:
+        ValueError: anything else (a number, a blank text, such a character).
+    """
+    if not isinstance(name, str) or not name.strip() or unstorable_text(name):
+        raise ValueError(f"a queue needs a non-empty name a database can keep, not {name!r}")
+    return name
