@@ -11,6 +11,7 @@ from deskwork.core.event import END_EVENT_BY_STATUS, Event
 from deskwork.core.state import RunRecord, RunState
 from deskwork.core.types import RunStatus
 from deskwork.exceptions import ConfigurationError, RunNotRunningError
+from deskwork.utils import is_integer
 
 __all__ = ["ENDABLE", "RunStore"]
 
@@ -31,11 +32,18 @@ def raise_if_refused(refused: set[str], run_id: str) -> None:
 
 
 def check_limit(limit: int | None) -> None:
-    """Raise :class:`ConfigurationError` for a negative ``limit`` of a listing, the same on
-    every store (SQLite read one as no limit, PostgreSQL raised its driver's error, the
-    in-memory store listed none)."""
-    if limit is not None and limit < 0:
-        raise ConfigurationError(f"a limit must be 0 or more, not {limit}")
+    """Raise :class:`ConfigurationError` for a ``limit`` of a listing that is neither ``None``
+    (no limit) nor a whole number 0 .. 2**63 - 1, the same on every store (SQLite read a
+    negative one as no limit and refused a float, PostgreSQL raised its driver's error or
+    rounded 1.5, the in-memory store listed none)."""
+    if limit is not None and not (is_integer(limit) and 0 <= limit <= MAX_LIMIT):
+        raise ConfigurationError(
+            f"a limit must be 0 or more (a whole number up to 2**63 - 1, or None), not {limit!r}"
+        )
+
+
+MAX_LIMIT = 2**63 - 1
+"""The largest limit of a listing (a database's ``bigint``)."""
 
 
 class RunStore(ABC):

@@ -403,7 +403,7 @@ class SQLiteRunStore(RunStore):
             rows = conn.execute(
                 f"SELECT {_COLUMNS.format(state='NULL')} FROM runs{where}"
                 " ORDER BY updated_at DESC LIMIT ?",
-                (*params, limit),
+                (*params, -1 if limit is None else limit),
             ).fetchall()
         with self._decoding("a run record"):
             return [_record(row, self._fetch_blobs) for row in rows]
