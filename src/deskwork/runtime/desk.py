@@ -26,6 +26,7 @@ from deskwork.core.report import Report
 from deskwork.event_bus import EventBus
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError, RunNotRunningError
 from deskwork.runtime._budget import Budget, current_budget
+from deskwork.store._errors import unstorable_text
 from deskwork.store._url import (
     DB_FILENAME,
     is_postgres,
@@ -313,9 +314,10 @@ class Desk:
                 omitted.
 
         Raises:
-            ConfigurationError: ``job`` is ``None`` or a blank string, ``run_id`` is empty, a
-                run with that id exists already (finished, paused or running) in this desk's
-                run store, or the runner's name is not a string.
+            ConfigurationError: ``job`` is ``None`` or a blank string, ``run_id`` is empty or
+                holds a NUL character or a lone surrogate, a run with that id exists already
+                (finished, paused or running) in this desk's run store, or the runner's name
+                is not a string.
         """
         job = job if isinstance(job, Job) else as_job(job)
         runner = _as_runner(runner)
@@ -366,8 +368,11 @@ class Desk:
     def _claim_run_id(self, run_id: str | None) -> str:
         if run_id is None:
             return new_id()
-        if not isinstance(run_id, str) or not run_id.strip():
-            raise ConfigurationError(f"run_id must be a non-empty string, not {run_id!r}")
+        if not isinstance(run_id, str) or not run_id.strip() or unstorable_text(run_id):
+            raise ConfigurationError(
+                "run_id must be a non-empty string without a NUL character or a lone"
+                f" surrogate (no store keeps one in an id), not {run_id!r}"
+            )
         if run_id in self._starting:
             raise ConfigurationError(f"run {run_id!r} is already running on this desk")
         record = self.run_store.get_run(run_id)
