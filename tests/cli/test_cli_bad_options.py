@@ -57,3 +57,15 @@ def test_a_worker_refuses_a_takeover_period_it_cannot_wait(
 ) -> None:
     assert main(["worker", "no_such_module:desk", "--takeover-every", every]) == 2
     assert "--takeover-every must be a number of seconds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [(["--queue", ""], "--queue: a queue needs"), (["--queue", "  "], "--queue: a queue needs"),
+     (["--drain", "-1"], "--drain must be 0 or more")],
+)  # fmt: skip
+def test_a_worker_refuses_a_blank_queue_or_a_negative_drain(
+    flags: list[str], problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["worker", "no_such_module:desk", *flags]) == 2  # before the desk loads
+    assert problem in capsys.readouterr().err

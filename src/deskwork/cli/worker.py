@@ -76,7 +76,12 @@ def serve(
     free). On a signal it stops taking runs, waits up to ``drain`` seconds for the runs it
     holds, and leaves the rest unfinished for another worker or ``recover()``.
     """
-    problem = _bad_limits(concurrency, queue_concurrency, rate) or _bad_every(takeover_every)
+    problem = (
+        _bad_limits(concurrency, queue_concurrency, rate)
+        or _bad_every(takeover_every)
+        or _bad_queue(queue)
+        or ("--drain must be 0 or more seconds" if drain < 0 else "")
+    )
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -133,6 +138,18 @@ def _bad_every(seconds: float) -> str:
     if is_number(seconds) and 0 <= seconds < math.inf:
         return ""
     return "--takeover-every must be a number of seconds, 0 or more (0: only at start)"
+
+
+def _bad_queue(queue: str) -> str:
+    """Why ``--queue`` names no queue a run can be submitted to (a blank name was served,
+    while ``desk.submit`` refuses it), or ``""``."""
+    from deskwork.runtime._queues import check_queue_name
+
+    try:
+        check_queue_name(queue)
+    except ValueError as exc:
+        return f"--queue: {exc}"
+    return ""
 
 
 def _settings(
