@@ -144,15 +144,24 @@ class WorkerSession:
         self.desk.session_store.replace_messages(self.session_id, _history(report.messages))
 
     async def arun(
-        self, message: Any, *, stream: bool = False, on_event: Any = None, **options: Any
+        self,
+        message: Any,
+        *,
+        stream: bool = False,
+        on_event: Any = None,
+        run_id: str | None = None,
+        **options: Any,
     ) -> Report:
         """Send ``message`` with the stored history; save the updated conversation.
 
-        ``options`` are Job fields: thinking, drop_params, extra_body, response_schema, metadata.
+        ``run_id`` is the turn's run id (a new one by default). ``options`` are Job fields:
+        thinking, drop_params, extra_body, response_schema, metadata.
         """
         async with _TURNS.turn(self):
             job = self._job(message, options)
-            report = await self.desk.arun(self.worker, job, stream=stream, on_event=on_event)
+            report = await self.desk.arun(
+                self.worker, job, stream=stream, on_event=on_event, run_id=run_id
+            )
             self._save(report)
             return report
 

@@ -12,7 +12,7 @@ events (the ``ag-ui-protocol`` package's types) while the desk runs the runner.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ag_ui.core import (
@@ -42,6 +42,7 @@ from deskwork.core.message import Message
 from deskwork.core.report import Report
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
+from deskwork.serve._models import RunReport
 from deskwork.serve._service import (
     ApiError,
     RunService,
@@ -49,7 +50,6 @@ from deskwork.serve._service import (
     check_id,
     json_bytes,
     make_job,
-    report_json,
 )
 from deskwork.utils import new_id, to_jsonable
 
@@ -148,8 +148,8 @@ class AguiRun:
             ]
         return out
 
-    def finish(self, full: Report) -> BaseEvent:
-        report = report_json(full)  # redacted as the store keeps it
+    def finish(self, report: RunReport) -> BaseEvent:
+        """The last AG-UI event: ``report`` (redacted as the store keeps it) as its end."""
         if report.status == "failed":
             return RunErrorEvent(message="; ".join(report.errors) or "run failed")
         action = report.pending_action
@@ -189,23 +189,24 @@ async def agui_stream(
     check_id(body.thread_id, "threadId")  # (echoed in the stream's first event)
     target = _resume_target(body)
     if target is not None:
-        record = service.record(target[0])
+        run_id = target[0]
+        record = service.record(run_id)
         if record.status != "paused":
-            raise ApiError(409, f"run {target[0]} is {record.status}, not paused")
+            raise ApiError(409, f"run {run_id} is {record.status}, not paused")
         check_decision(record, target[1])
-        work = service.desk.aresume(target[0], target[1], stream=True, on_event=queue.put_nowait)
+        work = service.desk.aresume(run_id, target[1], stream=True, on_event=queue.put_nowait)
     else:
         runner = service.runner(runner_name)
         check_id(body.run_id, "runId")  # the new run's id
         if service.desk.run_store.get_run(body.run_id) is not None:
             raise ApiError(409, f"run {body.run_id} exists already; use a new runId")
         job = _job(body)
-        work = service.desk.arun(
-            runner, job, stream=True, on_event=queue.put_nowait, run_id=body.run_id
-        )
+        run_id = body.run_id
+        work = service.desk.arun(runner, job, stream=True, on_event=queue.put_nowait, run_id=run_id)
     task: asyncio.Task[Report] = asyncio.ensure_future(work)
+    service.track(run_id, task)  # POST /runs/{id}/cancel and shutdown reach it
     task.add_done_callback(lambda _: queue.put_nowait(None))
-    return _frames(AguiRun(body), queue, task)
+    return _frames(AguiRun(body), queue, lambda: service.outcome(run_id, task))
 
 
 def _frame(event: BaseEvent) -> bytes:
@@ -216,7 +217,7 @@ def _frame(event: BaseEvent) -> bytes:
 
 
 async def _frames(
-    run: AguiRun, queue: asyncio.Queue[Event | None], task: asyncio.Task[Report]
+    run: AguiRun, queue: asyncio.Queue[Event | None], outcome: Callable[[], RunReport]
 ) -> AsyncIterator[bytes]:
     yield _frame(RunStartedEvent(thread_id=run.thread_id, run_id=run.run_id))
     guard = TokenGuard()  # no secret split over tokens goes out in clear text
@@ -229,4 +230,4 @@ async def _frames(
     for _, item in guard.close():
         for out in run.translate(item.event):
             yield _frame(out)
-    yield _frame(run.finish(task.result()))
+    yield _frame(run.finish(outcome()))

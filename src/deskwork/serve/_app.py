@@ -16,7 +16,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from deskwork.core.report import Report
 from deskwork.core.types import RunStatus
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
@@ -45,7 +44,7 @@ from deskwork.serve._security import (
     SecurityMiddleware,
     Send,
 )
-from deskwork.serve._service import ApiError, RunService, json_bytes, report_json
+from deskwork.serve._service import ApiError, RunService, json_bytes
 from deskwork.serve._sessions import SessionService
 from deskwork.serve._sse import SSE_HEADERS, HubStreamResponse
 
@@ -197,7 +196,7 @@ def _run_routes() -> APIRouter:
         """Start a run; with ``wait=true`` answer with its report when it ends or pauses."""
         run_id, task = await svc.start(body.runner, body.job)
         if wait:
-            return await _report(svc, run_id, task)
+            return await svc.wait(run_id, task)
         return RunAccepted(run_id=run_id, status="running")
 
     @router.get("/runs", tags=["runs"])
@@ -234,20 +233,6 @@ def _run_routes() -> APIRouter:
     return router
 
 
-async def _report(svc: RunService, run_id: str, task: asyncio.Task[Report]) -> RunReport:
-    """The report of the run ``task`` runs, when it ends or pauses (``?wait=true``). A run
-    cancelled meanwhile (``POST /runs/{id}/cancel``, the server shutting down) answers with
-    the end the store keeps: awaiting its task raised ``CancelledError``, a 500."""
-    try:
-        return report_json(await asyncio.shield(task))
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if not task.cancelled() or (current is not None and current.cancelling()):
-            raise  # this request is cancelled (its client went away), not the run
-    stored = svc.view(run_id)
-    return RunReport.model_validate(stored.model_dump(include=set(RunReport.model_fields)))
-
-
 def _run_stream_routes() -> APIRouter:
     router = APIRouter(responses=_ERRORS)
 
@@ -276,7 +261,7 @@ def _run_stream_routes() -> APIRouter:
         """Answer a paused run's pending action (true/false for approvals, text for input)."""
         task = await svc.resume(run_id, body.decision)
         if wait:
-            return await _report(svc, run_id, task)
+            return await svc.wait(run_id, task)
         return RunAccepted(run_id=run_id, status="running")
 
     @router.post("/runs/{run_id}/cancel", tags=["runs"])

@@ -283,7 +283,12 @@ class RunService:
 
     # -- runs ---------------------------------------------------------------------------
 
-    def _track(self, run_id: str, task: asyncio.Task[Report]) -> None:
+    def track(self, run_id: str, task: asyncio.Task[Report]) -> None:
+        """Keep ``task``, the run ``run_id``, for ``POST /runs/{id}/cancel`` and shutdown
+        (not over the run's task still going: a resume that lost the race to it)."""
+        going = self.tasks.get(run_id)
+        if going is not None and not going.done():
+            return
         self.tasks[run_id] = task
         task.add_done_callback(lambda t: self._forget(run_id, t))
 
@@ -299,9 +304,29 @@ class RunService:
         job = make_job(**job_in.model_dump(exclude_none=True))
         run_id = new_id()
         task = asyncio.ensure_future(self.desk.arun(runner, job, run_id=run_id))
-        self._track(run_id, task)
+        self.track(run_id, task)
         await _settle(task, lambda: self.desk.run_store.get_run(run_id) is not None)
         return run_id, task
+
+    async def wait(self, run_id: str, task: asyncio.Task[Report]) -> RunReport:
+        """The report of the run ``task`` runs when it ends or pauses; the client going away
+        does not stop it."""
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not task.cancelled() or (current is not None and current.cancelling()):
+                raise  # this request is cancelled (its client went away), not the run
+        return self.outcome(run_id, task)
+
+    def outcome(self, run_id: str, task: asyncio.Task[Report]) -> RunReport:
+        """The report of the run ``task`` ran, which has ended or paused. A cancelled run
+        (``POST /runs/{id}/cancel``, shutdown) answers with the end the store keeps: its
+        task's result was a ``CancelledError``."""
+        if not task.cancelled():
+            return report_json(task.result())
+        stored = self.view(run_id)
+        return RunReport.model_validate(stored.model_dump(include=set(RunReport.model_fields)))
 
     def record(self, run_id: str) -> RunRecord:
         record = self.desk.run_store.get_run(run_id)
@@ -328,7 +353,7 @@ class RunService:
             report = task.result()
             if report.status == "failed" and not report.events:  # refused, nothing ran
                 raise ApiError(409, "; ".join(report.errors) or f"run {run_id} is not paused")
-        self._track(run_id, task)
+        self.track(run_id, task)
         return task
 
     async def cancel(self, run_id: str) -> None:

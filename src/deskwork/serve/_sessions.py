@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 from deskwork.core.event import Event
 from deskwork.core.report import Report
@@ -12,7 +13,8 @@ from deskwork.runtime.worker import Worker
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
 from deskwork.serve._models import HistoryOut, RunReport, SessionIn, SessionOut
-from deskwork.serve._service import ApiError, RunService, check_id, report_json, sse_frame
+from deskwork.serve._service import ApiError, RunService, check_id, sse_frame
+from deskwork.utils import new_id
 
 __all__ = ["SessionService"]
 
@@ -45,9 +47,19 @@ class SessionService:
             raise ApiError(404, f"unknown session {session_id!r}")
         return WorkerSession(self.runs.desk, self._worker(record.worker_name), session_id)
 
+    def _turn(
+        self, session: WorkerSession, message: str, **options: Any
+    ) -> tuple[str, asyncio.Task[Report]]:
+        """Start a turn as a run this server can cancel (``POST /runs/{id}/cancel``) and
+        cancels when it shuts down; its run id and task."""
+        run_id = new_id()
+        task = asyncio.ensure_future(session.arun(message, run_id=run_id, **options))
+        self.runs.track(run_id, task)
+        return run_id, task
+
     async def send(self, session_id: str, message: str) -> RunReport:
-        session = self._open(session_id)
-        return report_json(await asyncio.shield(asyncio.ensure_future(session.arun(message))))
+        run_id, task = self._turn(self._open(session_id), message)
+        return await self.runs.wait(run_id, task)
 
     def stream(self, session_id: str, message: str) -> AsyncIterator[bytes]:
         """The turn's events as SSE frames, then an ``end`` frame with the report."""
@@ -56,9 +68,7 @@ class SessionService:
 
     async def _frames(self, session: WorkerSession, message: str) -> AsyncIterator[bytes]:
         events: asyncio.Queue[Event | None] = asyncio.Queue()
-        task: asyncio.Task[Report] = asyncio.ensure_future(
-            session.arun(message, stream=True, on_event=events.put_nowait)
-        )
+        run_id, task = self._turn(session, message, stream=True, on_event=events.put_nowait)
         task.add_done_callback(lambda _: events.put_nowait(None))
         guard = TokenGuard()  # no secret split over tokens goes out in clear text
         position = 0
@@ -68,7 +78,7 @@ class SessionService:
             if ready:
                 yield b"".join(item.frame(p) for p, item in ready)
         tail = b"".join(item.frame(p) for p, item in guard.close())
-        end = sse_frame(report_json(task.result()).model_dump(mode="json"), event="end")
+        end = sse_frame(self.runs.outcome(run_id, task).model_dump(mode="json"), event="end")
         yield tail + end
 
     def history(self, session_id: str) -> HistoryOut:
