@@ -74,3 +74,17 @@ def test_when_no_job_can_be_built_nothing_is_fanned_out(tmp_path: Path) -> None:
     assert fanned_out.errors == in_process.errors == ["step 'beta': LookupError: no brief for beta"]
     assert _steps(fanned_out) == _steps(in_process)
     assert "fanout.started" not in [e.type for e in fanned_out.events]
+
+
+def test_child_run_ids_follow_the_step_positions_past_a_failed_job_builder(
+    tmp_path: Path,
+) -> None:
+    """gamma's child is ``.3`` with beta's job unbuilt: numbered over the built jobs it was
+    ``.2``, beta's number, so a recovered parent whose beta builds this time was handed
+    gamma's finished child as beta's."""
+    _, fanned_out = _both(tmp_path, ("alpha", "beta", "gamma"))
+
+    started = next(e.payload for e in fanned_out.events if e.type == "fanout.started")
+    numbers = {m["member"]: m["run_id"].rsplit(".", 1)[1] for m in started["members"]}
+    assert numbers == {"alpha": "1", "gamma": "3"}
+    assert all(m["run_id"].startswith(f"{fanned_out.run_id}.") for m in started["members"])

@@ -100,6 +100,8 @@ async def fan_out(
     members: Sequence[tuple[Runner, Job]],
     distribute: Distribute,
     source: str,
+    *,
+    positions: Sequence[int] | None = None,
 ) -> list[Report]:
     """Run each ``(member, job)`` as a child durable run on the queue ``distribute`` names
     and wait for all of them; their reports, in order (call only if :func:`can_fan_out`).
@@ -107,6 +109,10 @@ async def fan_out(
     A child that fails, or whose workflow fails, gives a failed report; one that pauses
     gives a failed report naming its paused run (a fanned-out member cannot pause the
     parent). Each child's cost is charged to the parent's budget.
+
+    ``positions`` are the members' places among the caller's own (``0..n-1`` by default),
+    which number their child run ids: when only some of a Parallel's steps run, a recovered
+    parent, whose steps may not fail as before, still finds each step's own child.
 
     Raises:
         ConfigurationError: a member is not part of a runner registered on the desk.
@@ -121,8 +127,9 @@ async def fan_out(
     queue = await _queue_name(distribute)
     gate = await asyncio.to_thread(_open_queue, desk, queue)
     tag = await DBOS.run_step_async({"name": "deskwork.fanout"}, _new_tag)
-    for index, request in enumerate(requests):
-        request.update(run_id=f"{config.run_id}.{tag}.{index + 1}", gate=gate)
+    places = range(len(requests)) if positions is None else positions
+    for place, request in zip(places, requests, strict=True):
+        request.update(run_id=f"{config.run_id}.{tag}.{place + 1}", gate=gate)
     started = [{"member": r[MEMBER_KEY]["name"], "run_id": r["run_id"]} for r in requests]
     config.emit(FANOUT_STARTED, source, {"queue": queue, "members": started})
     handles = []

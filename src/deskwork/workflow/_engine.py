@@ -84,10 +84,13 @@ class FlowRun:
         for step, fork in zip(steps, forks, strict=True):
             self.config.emit(EventType.STEP_STARTED, step.name, {})
             jobs.append(await fork._build_job(step))
-        members = [
-            (s.runner, job) for s, job in zip(steps, jobs, strict=True) if isinstance(job, Job)
-        ]
-        fanned = iter(await fan_out(self.config, members, distribute, name) if members else [])
+        built = {i: job for i, job in enumerate(jobs) if isinstance(job, Job)}  # by position
+        members = [(steps[i].runner, job) for i, job in built.items()]
+        fanned = iter(  # child run ids follow the step positions, whichever jobs were built
+            await fan_out(self.config, members, distribute, name, positions=list(built))
+            if built
+            else []
+        )
         outcomes = [  # a step whose job_builder failed has its failed report in place of a job
             fork._record(step, next(fanned), None, job)
             if isinstance(job, Job)
