@@ -74,3 +74,20 @@ async def test_waiting_turns_run_in_the_order_they_were_sent(tmp_path: Path) -> 
 
     await asyncio.gather(*(later(text, i * 0.02) for i, text in enumerate("abcde")))
     assert _users(session) == list("abcde")
+
+
+async def test_a_turn_that_starts_a_turn_of_its_own_session_is_refused(tmp_path: Path) -> None:
+    def ask_again(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Turn:
+        last = messages[-1]
+        return call_tool("again") if last["role"] == "user" else reply(str(last["content"]))
+
+    @tool(description="Ask the session again")
+    async def again() -> str:
+        inner = await session.arun("inner")  # it waited for its own turn forever
+        return inner.content or ""
+
+    desk = Desk(model="scripted", adapter=ScriptedAdapter(default=ask_again), storage_dir=tmp_path)
+    session = desk.session(Worker(name="w", tools=[again]), "s1")
+    report = await asyncio.wait_for(session.arun("outer"), timeout=10)
+    assert report.status == "completed"
+    assert "cannot start another turn of it" in (report.content or "")

@@ -8,6 +8,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from deskwork._sync import run_sync
@@ -16,6 +17,7 @@ from deskwork.core.job import Job
 from deskwork.core.message import Message
 from deskwork.core.redact import redact_model
 from deskwork.core.report import Report
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._run import INSTRUCTIONS_MARKER, MEMORY_MARKER
 from deskwork.utils import new_id
 
@@ -28,6 +30,10 @@ __all__ = ["WorkerSession"]
 _JOB_OPTIONS = ("thinking", "drop_params", "extra_body", "response_schema", "metadata")
 _Key = tuple[int, str]
 _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
+
+
+_HELD: ContextVar[frozenset[_Key]] = ContextVar("deskwork_session_turns", default=frozenset())
+"""The sessions whose turn this context (a turn, its tools) holds."""
 
 
 class _Turns:
@@ -46,12 +52,19 @@ class _Turns:
     async def turn(self, session: WorkerSession) -> AsyncIterator[None]:
         key = (id(session.desk.session_store), session.session_id)
         await self._acquire(key)
+        held = _HELD.set(_HELD.get() | {key})
         try:
             yield
         finally:
+            _HELD.reset(held)
             self._release(key)
 
     async def _acquire(self, key: _Key) -> None:
+        if key in _HELD.get():
+            raise ConfigurationError(
+                f"a turn of session {key[1]!r} cannot start another turn of it (it would wait"
+                " for itself): run it after this turn, or in another session"
+            )
         loop = asyncio.get_running_loop()
         with self._lock:
             queue = self._queues.get(key)
@@ -97,8 +110,10 @@ class WorkerSession:
     """Accumulates history across turns and saves it after each turn.
 
     Turns of one session (on one session store) run one at a time, in this process: a turn
-    sent while another runs waits for it, then sees it in the history. Create it with
-    :meth:`Desk.session`.
+    sent while another runs waits for it, then sees it in the history. A turn that starts
+    another turn of its own session (a tool calling ``session.arun``) gets a
+    :class:`~deskwork.exceptions.ConfigurationError` (it would wait for itself). Create it
+    with :meth:`Desk.session`.
     """
 
     def __init__(self, desk: Desk, worker: Worker, session_id: str) -> None:
