@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from deskwork.exceptions import ConfigurationError
 from deskwork.serve._security import ASGIApp, Receive, Scope, Send, is_public, reply
-from deskwork.utils import is_number
+from deskwork.utils import is_integer, is_number
 
 __all__ = ["RateLimitMiddleware", "TokenBuckets", "check_rate"]
 
@@ -22,7 +22,7 @@ def check_rate(rate: float, burst: int) -> None:
     """Raise :class:`ConfigurationError` unless ``rate`` is a finite number above 0 and
     ``burst`` an int of 1 or more (NaN let every request through)."""
     rate_ok = is_number(rate) and 0 < rate < math.inf
-    if not rate_ok or not isinstance(burst, int) or isinstance(burst, bool) or burst < 1:
+    if not rate_ok or not is_integer(burst) or burst < 1:
         raise ConfigurationError(
             f"rate_limit must be a number above 0 and rate_burst an int of 1 or more,"
             f" not {rate!r}, {burst!r}"
