@@ -9,7 +9,17 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from deskwork import Brief, Job, Message, PendingAction, Report, RunOutput, RunState, ToolCall
+from deskwork import (
+    Brief,
+    ConfigurationError,
+    Job,
+    Message,
+    PendingAction,
+    Report,
+    RunOutput,
+    RunState,
+    ToolCall,
+)
 from deskwork.adapters.base import (
     StreamChunk,
     ToolCallDelta,
@@ -81,10 +91,12 @@ def test_job_state_is_json_of_its_own_whatever_the_input() -> None:
 _OWN_FORM = ("response_schema", "tools_override")
 
 
-def test_job_state_with_unimportable_schema_restores_none() -> None:
+def test_job_state_with_unimportable_schema_is_refused() -> None:
+    """The job came back without its schema, and its run went on unvalidated (data=None)."""
     data = Job(input="x").to_state()
     data["response_schema"] = "no.such.module:Thing"
-    assert Job.from_state(data).response_schema is None
+    with pytest.raises(ConfigurationError, match=r"no\.such\.module:Thing cannot be loaded"):
+        Job.from_state(data)
 
 
 def test_message_to_provider_renders_tool_fields() -> None:

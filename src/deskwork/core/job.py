@@ -135,9 +135,23 @@ class Job(DeskworkModel):
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Job:
-        """Rebuild a job stored with :meth:`to_state` (in another process, too)."""
+        """Rebuild a job stored with :meth:`to_state` (in another process, too).
+
+        Raises:
+            ConfigurationError: the job had a response schema this process cannot load (a
+                class defined in a function or in another ``__main__``, or a
+                ``TypeAdapter``); without it the run would go on unvalidated.
+        """
         values = dict(data)
-        values["response_schema"] = load_schema(values.get("response_schema"))
+        path = values.get("response_schema")
+        values["response_schema"] = schema = load_schema(path)
+        if path is not None and schema is None:
+            raise ConfigurationError(
+                f"the job's response_schema {path} cannot be loaded in this process: a run"
+                " continued elsewhere than where it started (a resume or a recovery after a"
+                " restart, a queued run) needs a pydantic model class it can import by that"
+                " path (defined at module level in an importable module)"
+            )
         return cls.model_validate(values)
 
 
@@ -177,10 +191,13 @@ def _store_checks() -> tuple[Callable[[Any], None], Callable[[Any], bool]]:
 
 
 def schema_path(schema: Any) -> str | None:
-    """``module:QualName`` for an importable model class, else ``None``."""
+    """``module:QualName`` of a model class; ``<...>`` describing any other schema (a
+    ``TypeAdapter``), which :func:`load_schema` cannot load; ``None`` for no schema."""
+    if schema is None:
+        return None
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return f"{schema.__module__}:{schema.__qualname__}"
-    return None
+    return f"<{schema!r}>"
 
 
 def load_schema(path: str | None) -> type[BaseModel] | None:

@@ -792,6 +792,8 @@ def submit(
     Raises:
         ValueError: ``priority`` is not 1 .. 2**31 - 1, ``queue`` is empty, or ``timeout``
             is not a positive number of seconds.
+        ConfigurationError: the job's response schema cannot be loaded from its stored form
+            (a ``TypeAdapter``, a class defined in a function): a worker could not run it.
     """
     if priority is not None and not 1 <= priority <= MAX_PRIORITY:
         raise ValueError(f"priority must be 1 .. {MAX_PRIORITY} (lower runs first)")
@@ -801,6 +803,7 @@ def submit(
     engine = engine_for(desk)
     desk.register(runner)
     request = {**_request(run_id, runner, job, None, None), "queue": queue, "timeout": timeout}
+    Job.from_state(request["job"])  # a worker runs the stored form: its schema must load
 
     def enqueue() -> None:
         engine.queue(queue)

@@ -168,9 +168,11 @@ class Flow:
 
         Raises:
             ConfigurationError: the flow's steps changed since the run paused (a step added,
-                removed, renamed or moved), or the runner of a paused step refuses its state
-                (its own ``check_resume``: a nested flow or a workforce that changed); the
-                run stays paused, resumable with the flow it paused in.
+                removed, renamed or moved), the runner of a paused step refuses its state
+                (its own ``check_resume``: a nested flow or a workforce that changed), or a
+                paused step's job has a response schema this process cannot load (see
+                ``Job.from_state``); the run stays paused, resumable with the flow it paused
+                in.
         """
         if state.payload.get("signature") != self.signature:
             raise ConfigurationError(
@@ -182,6 +184,8 @@ class Flow:
                 continue
             check = getattr(step.runner, "check_resume", None)
             try:
+                if not self._has_live_job(step_state):
+                    Job.from_state(step_state.job)  # its response schema must load here
                 if check is not None:
                     check(step_state)  # a nested flow, a workforce, ... that changed refuses
             except ConfigurationError as exc:
@@ -279,6 +283,10 @@ class Flow:
         """Remember the job of a step that paused (tools and schemas survive as objects)."""
         if job is not None and state.pending_action is not None:
             self._live_jobs[state.pending_action.action_id] = job
+
+    def _has_live_job(self, state: RunState) -> bool:
+        action = state.pending_action
+        return action is not None and action.action_id in self._live_jobs
 
     def take_live_job(self, state: RunState) -> Job | None:
         """The remembered job of a paused step (``None`` in a new process)."""
