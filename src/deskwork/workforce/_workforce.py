@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Reducer", "Workforce"]
 
+SHARED_KEY = "shared"
+"""Payload key of a paused run's channel and board states (``Workforce.channel``/``blackboard``)."""
 Reducer = Callable[[list[Report]], Report]
 """Combines the member reports of a collaborate run into one report."""
 
@@ -93,9 +95,12 @@ class Workforce:
             name: Name used in events and to find the workforce again on resume.
             manager: The selecting worker in managed mode (default: the first worker).
             reducer: Combines reports in collaborate mode (default: ``default_reducer``).
-            channel: Message channel shared by the workers (a new one if omitted).
+            channel: Message channel shared by the workers (a new one if omitted). A pause
+                saves its messages; a resume in another process puts them back into a
+                channel that holds none.
             blackboard: Shared board (a new one if omitted); the blackboard mode keeps its
-                entries on it.
+                entries on it. A pause saves its entries; a resume in another process adds
+                those the board lacks.
             max_handoffs: Maximum handoffs per swarm run; one more fails the run.
             coordinator: Blackboard mode: picks the next agent each round (round-robin if omitted).
             decider: Blackboard mode: writes the final answer from the board.
@@ -176,6 +181,9 @@ class Workforce:
         if stored != self.mode:
             error = _other_mode(stored, self.mode)
             return self._finish(config, composite_failure(self, config, job, error))
+        damaged = self._restore_shared(state.payload.get(SHARED_KEY))
+        if damaged is not None:
+            return self._finish(config, composite_failure(self, config, job, damaged))
         _, resume = _MODES[self.mode]
         return self._finish(config, await resume(self, config, state, decision, job))
 
@@ -213,10 +221,48 @@ class Workforce:
         return run_sync(self.aresume(config, state, decision), api="resume")
 
     def _finish(self, config: RunConfig, outcome: Outcome) -> Outcome:
-        report, _ = outcome
+        report, state = outcome
         if report.status != "paused":
             self.emit(config, EventType.WORKFORCE_COMPLETED, {"status": report.status})
+        else:  # what the members shared so far, for a resume in another process
+            shared = {"channel": self.channel.to_state()}
+            if self.mode != "blackboard":  # that mode saves its whole board itself
+                shared["blackboard"] = self.blackboard.to_state()
+            state.payload[SHARED_KEY] = shared
         return outcome
+
+    def _restore_shared(self, saved: Any) -> str | None:
+        """Put the channel and board saved at the pause back into this workforce's where they
+        lack it (a new process): the board's missing keys, a channel holding nothing. Live
+        ones (a resume in the process that paused) carry on as they are. Returns what is
+        wrong with a damaged save."""
+        if not isinstance(saved, Mapping):
+            return None
+        try:
+            if (board := saved.get("blackboard")) is not None:
+                _add_missing_keys(self.blackboard, board)
+            channel = saved.get("channel")
+            if channel is not None and _holds_nothing(self.channel):
+                self.channel.restore(channel)
+        except ValueError as exc:
+            return f"stored workforce channel or blackboard is invalid: {exc}"
+        return None
+
+
+def _add_missing_keys(board: Blackboard, saved: Any) -> None:
+    """Add the entries of a saved board state whose keys ``board`` lacks (``ValueError``: not
+    a board state; the board is then unchanged)."""
+    entries = Blackboard.from_state(saved).to_state()["entries"]
+    live = board.to_state()
+    present = {entry["key"] for entry in live["entries"]}
+    missing = [entry for entry in entries if entry["key"] not in present]
+    if missing:
+        board.restore({**live, "entries": live["entries"] + missing})
+
+
+def _holds_nothing(channel: Channel) -> bool:
+    state = channel.to_state()
+    return not state["messages"] and not state["cursors"]
 
 
 def _other_mode(stored: Any, mode: str) -> str:
