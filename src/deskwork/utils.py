@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
@@ -154,7 +154,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def is_integer(value: Any) -> bool:
+def is_integer(value: Any) -> TypeGuard[int]:
     """Whether ``value`` is an ``int``, not a ``bool`` (a count, a limit, a priority)."""
     return isinstance(value, int) and not isinstance(value, bool)
 

@@ -36,14 +36,14 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeGuard, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from deskwork._extras import require
 from deskwork.exceptions import ConfigurationError
 from deskwork.memory._embeddings import HashingEmbedding
 from deskwork.memory.base import MemoryStore
 from deskwork.store._errors import check_keys, closed_store, unstorable_text
-from deskwork.utils import escape_surrogates, to_jsonable
+from deskwork.utils import escape_surrogates, is_integer, to_jsonable
 
 __all__ = ["EmbeddingFunction", "VectorBackend", "VectorMemoryStore", "chunk_text"]
 
@@ -123,9 +123,11 @@ class VectorMemoryStore(MemoryStore):
     ) -> None:
         function = embedding_function or HashingEmbedding()
         chunk_size = _chunk_chars(function) if chunk_size is None else chunk_size
-        if chunk_overlap is None and _is_int(chunk_size):
+        if chunk_overlap is None and is_integer(chunk_size):
             chunk_overlap = min(200, chunk_size // 4)
-        if not (_is_int(chunk_size) and _is_int(chunk_overlap) and 0 <= chunk_overlap < chunk_size):
+        if not (
+            is_integer(chunk_size) and is_integer(chunk_overlap) and 0 <= chunk_overlap < chunk_size
+        ):
             raise ConfigurationError(
                 "VectorMemoryStore needs integers chunk_size > 0 and 0 <= chunk_overlap <"
                 f" chunk_size (got chunk_size={chunk_size!r}, chunk_overlap={chunk_overlap!r})"
@@ -225,11 +227,7 @@ def _chunk_chars(function: Any) -> int:
     """The characters per chunk ``function`` reads whole: its ``chunk_chars`` when it says (a
     model that reads only the start of a text), else :data:`DEFAULT_CHUNK_SIZE`."""
     size = getattr(function, "chunk_chars", None)
-    return size if _is_int(size) and size > 0 else DEFAULT_CHUNK_SIZE
-
-
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return size if is_integer(size) and size > 0 else DEFAULT_CHUNK_SIZE
 
 
 def _found_backend(path: Path) -> VectorBackend:

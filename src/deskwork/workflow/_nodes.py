@@ -30,6 +30,7 @@ from deskwork.core.state import RunState
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._durable_fanout import can_fan_out, check_distribute
 from deskwork.runtime.runner import Runner
+from deskwork.utils import is_integer
 from deskwork.workflow._context import StepOutput, WorkflowContext
 
 if TYPE_CHECKING:
@@ -446,7 +447,7 @@ class Loop(Node):
         self.steps = node_list(steps, type(self).__name__)
         if not self.steps:
             raise ConfigurationError(f"{self.label} needs at least one step")
-        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
+        if not is_integer(max_iterations):
             raise ConfigurationError(
                 f"{self.label}: max_iterations must be an integer >= 1, got {max_iterations!r}"
             )
