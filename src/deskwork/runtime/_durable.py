@@ -376,8 +376,11 @@ async def aresume(
     share one workflow, so the pause is resumed once."""
     engine_for(desk)
     await _on_loop()
-    if desk._live_runners.get(run_id) is not runner:  # the workflow finds it by name
-        desk.register(runner)
+    if desk._live_runners.get(run_id) is not runner:
+        desk.register(runner)  # by name: recovery in another process finds it so
+        from deskwork.runtime.desk import _remember  # desk.py imports this module
+
+        _remember(desk._live_runners, run_id, runner)  # this very runner resumes it here
     resumes = sum(1 for e in desk.run_store.get_events(run_id) if e.type == EventType.RUN_RESUMED)
     workflow_id = f"{run_id}.resume.{resumes + 1}"
     request = {
@@ -762,12 +765,13 @@ async def arun(
     """Run ``job`` as a DBOS workflow in this process and wait for its report."""
     engine_for(desk)
     await _on_loop()
-    desk.register(runner)
+    desk.register(runner)  # by name: recovery in another process finds it so
     if on_event is not None:
         _listeners[run_id] = on_event
     from deskwork.runtime.desk import _remember  # desk.py imports this module
 
     _remember(desk._live_jobs, run_id, job)  # as Desk._start does: for _run and a resume here
+    _remember(desk._live_runners, run_id, runner)  # not another runner of its name (find)
     request = {**_request(run_id, runner, job, stream, limits), "caller": DBOS.executor_id}
     with SetWorkflowID(run_id):
         handle = await DBOS.start_workflow_async(_run_workflow, request)
@@ -801,7 +805,10 @@ def submit(
         raise ValueError("queue must be a non-empty name")
     check_seconds(timeout, "timeout")
     engine = engine_for(desk)
-    desk.register(runner)
+    desk.register(runner)  # by name: a worker process finds it so
+    from deskwork.runtime.desk import _remember  # desk.py imports this module
+
+    _remember(desk._live_runners, run_id, runner)  # run here: not another runner of its name
     request = {**_request(run_id, runner, job, None, None), "queue": queue, "timeout": timeout}
     Job.from_state(request["job"])  # a worker runs the stored form: its schema must load
 
