@@ -1,9 +1,13 @@
-"""A rate limit or port the server cannot use is refused before it serves: the rate limit
-was checked at the first request (every request then answered 500), NaN let every request
-through, and port 99999 was served on 34463."""
+"""A rate limit, port or token the server cannot use is refused before it serves: the rate
+limit was checked at the first request (every request then answered 500), NaN let every
+request through, port 99999 was served on 34463, and a token read with its newline let no
+one in (a blank one secured nothing anyone could send)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
 import pytest
 from serve_support import make_desk
 
@@ -34,3 +38,21 @@ def test_a_port_out_of_range_is_a_usage_error(
         main([*command, "--port", port])
     assert exit_.value.code == 2
     assert "a port is a number from 0 to 65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("token", ["s3cret\n", "  s3cret "])
+def test_a_token_with_a_newline_lets_its_holder_in(live_factory: Any, token: str) -> None:
+    live = live_factory(token=token)
+    with httpx.Client(base_url=live.url) as client:
+        assert client.get("/runners", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert client.get("/runners").status_code == 401
+
+
+def test_a_blank_token_is_refused_before_serving(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ConfigurationError, match="blank"):
+        create_app(make_desk(), token="  \n")
+    monkeypatch.setenv("DESKWORK_SERVE_TOKEN", " ")
+    assert main(["serve", "no_such_module:desk", "--host", "0.0.0.0"]) == 2
+    assert "the bearer token is blank" in capsys.readouterr().err

@@ -43,6 +43,7 @@ from deskwork.serve._security import (
     Scope,
     SecurityMiddleware,
     Send,
+    check_token,
 )
 from deskwork.serve._service import ApiError, RunService, json_bytes
 from deskwork.serve._sessions import SessionService
@@ -105,11 +106,13 @@ def create_app(
         rate_burst: the burst ``rate_limit`` allows.
 
     Raises:
-        ConfigurationError: ``rate_limit`` is not a finite number above 0, or
-            ``rate_burst`` not an int of 1 or more (here, not at the first request).
+        ConfigurationError: ``token`` is only whitespace (one with whitespace around it is
+            stripped), ``rate_limit`` is not a finite number above 0, or ``rate_burst`` not
+            an int of 1 or more (here, not at the first request).
     """
     if rate_limit is not None:
         check_rate(rate_limit, rate_burst)
+    token = check_token(token)
     state: dict[str, Any] = {}
 
     def services() -> tuple[RunService, SessionService]:

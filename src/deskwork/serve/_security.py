@@ -10,6 +10,8 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from deskwork.exceptions import ConfigurationError
+
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "ASGIApp",
@@ -17,6 +19,7 @@ __all__ = [
     "Scope",
     "SecurityMiddleware",
     "Send",
+    "check_token",
     "is_loopback",
     "is_public",
     "reply",
@@ -33,6 +36,21 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _PUBLIC_PREFIXES = ("/static/",)
 _PUBLIC_PATHS = frozenset({"/", "/favicon.ico"})
+
+
+def check_token(token: str | None) -> str | None:
+    """The bearer token to require: ``token`` without surrounding whitespace (a token read
+    from a file or a secret often ends with a newline, which no ``Authorization`` header
+    can carry: every request was refused), ``None`` for none or ``""``.
+
+    Raises:
+        ConfigurationError: the token is only whitespace.
+    """
+    if not token:
+        return None
+    if not token.strip():
+        raise ConfigurationError("the bearer token is blank: give one with characters")
+    return token.strip()
 
 
 def is_loopback(host: str) -> bool:
@@ -76,6 +94,7 @@ class SecurityMiddleware:
 
     def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
         self.app = app
+        token = check_token(token)
         self.token = token.encode() if token else None
         self.max_body_bytes = max_body_bytes
 

@@ -11,7 +11,7 @@ from typing import Any
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
-from deskwork.serve._security import is_loopback
+from deskwork.serve._security import check_token, is_loopback
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "check_bind", "serve"]
 
@@ -23,7 +23,7 @@ TOKEN_ENV = "DESKWORK_SERVE_TOKEN"
 
 def check_bind(host: str, token: str | None) -> str | None:
     """The token to use; raises when ``host`` leaves this machine without one."""
-    token = token or os.environ.get(TOKEN_ENV) or None
+    token = check_token(token or os.environ.get(TOKEN_ENV))
     if token is None and not is_loopback(host):
         raise ConfigurationError(
             f"binding {host} exposes the API beyond this machine: set a bearer token with"
