@@ -10,7 +10,7 @@ import pytest
 from flowkit import Approvals, Scripts, asks_approval, make_desk, worker
 
 from deskwork import ConfigurationError, Job, Workforce
-from deskwork.workflow import Condition, Loop, Router, Step
+from deskwork.workflow import Condition, Loop, Parallel, Router, Step
 
 
 def _true(ctx: Any) -> bool:
@@ -31,6 +31,10 @@ def _true(ctx: Any) -> bool:
         (lambda: Router("fast", {"fast": Step(worker("a"))}), "selector must be a function"),
         (lambda: Router(_true, [Step(worker("a"))]), "as a mapping of keys to steps, got list"),
         (lambda: Router(_true, None), "as a mapping of keys to steps, got NoneType"),
+        # a name that is no text failed the run at its first event (Event.source: a str)
+        (lambda: Step(worker("a"), name=5), "a Step's name must be a string, got 5 (int)"),
+        (lambda: Parallel(Step(worker("a")), name=None), "a Parallel's name must be a string"),
+        (lambda: Loop(Step(worker("a")), _true, name=7), "a Loop's name must be a string"),
     ],
 )
 def test_wrong_node_arguments_are_configuration_errors(

@@ -167,6 +167,16 @@ class Node:
     __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
+        """Name the node.
+
+        Raises:
+            ConfigurationError: ``name`` is not a string (it names the node's events).
+        """
+        if not isinstance(name, str):
+            raise ConfigurationError(
+                f"a {type(self).__name__}'s name must be a string, got {name!r}"
+                f" ({type(name).__name__})"
+            )
         self.name = name
 
     @property
