@@ -40,6 +40,7 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.message import Message
 from deskwork.core.report import Report
+from deskwork.core.state import RunRecord
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
 from deskwork.serve._models import RunReport
@@ -170,7 +171,9 @@ class AguiRun:
         )
 
 
-def _resume_target(body: RunAgentInput) -> tuple[str, Any] | None:
+def _resume_target(body: RunAgentInput) -> tuple[str, str, Any] | None:
+    """The run, interrupt id and decision of the first ``resume`` entry (``None``: no
+    resume)."""
     if not body.resume:
         return None
     entry = body.resume[0]
@@ -178,7 +181,18 @@ def _resume_target(body: RunAgentInput) -> tuple[str, Any] | None:
     decision = entry.payload if entry.status == "resolved" else False
     if entry.status == "resolved" and entry.payload is None:
         decision = True
-    return run_id, decision
+    return run_id, entry.interrupt_id, decision
+
+
+def _check_interrupt(record: RunRecord, interrupt_id: str) -> None:
+    """409 unless ``interrupt_id`` names the action the run waits for now: an answer to an
+    earlier one (a retried request) answered the next pause, which its client never saw."""
+    action = record.state.pending_action if record.state is not None else None
+    waiting = None if action is None else f"{record.run_id}:{action.action_id}"
+    if interrupt_id != waiting:
+        raise ApiError(
+            409, f"interrupt {interrupt_id!r} is not the one run {record.run_id} waits for"
+        )
 
 
 async def agui_stream(
@@ -189,12 +203,13 @@ async def agui_stream(
     check_id(body.thread_id, "threadId")  # (echoed in the stream's first event)
     target = _resume_target(body)
     if target is not None:
-        run_id = target[0]
+        run_id, interrupt_id, decision = target
         record = service.record(run_id)
         if record.status != "paused":
             raise ApiError(409, f"run {run_id} is {record.status}, not paused")
-        check_decision(record, target[1])
-        work = service.desk.aresume(run_id, target[1], stream=True, on_event=queue.put_nowait)
+        _check_interrupt(record, interrupt_id)
+        check_decision(record, decision)
+        work = service.desk.aresume(run_id, decision, stream=True, on_event=queue.put_nowait)
     else:
         runner = service.runner(runner_name)
         check_id(body.run_id, "runId")  # the new run's id
