@@ -6,12 +6,13 @@ tests/core/test_lazy_imports.py.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
-__all__ = ["gather_or_cancel"]
+__all__ = ["gather_or_cancel", "run_events"]
 
 T = TypeVar("T")
+E = TypeVar("E")
 
 
 async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
@@ -30,3 +31,29 @@ async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+async def run_events(
+    start: Callable[[Callable[[E], None]], Coroutine[Any, Any, object]],
+) -> AsyncGenerator[E, None]:
+    """The events of a run as it emits them: ``start(listener)`` starts the run with
+    ``listener`` as its ``on_event``; the iteration ends when the run does (its exception,
+    if any, raised here).
+
+    A consumer that stops early (``break`` then ``aclose()``, or its own cancellation)
+    cancels the run, which ends failed ("run cancelled"), instead of leaving it running
+    unobserved, still calling models.
+    """
+    import asyncio
+
+    queue: asyncio.Queue[E | None] = asyncio.Queue()
+    task = asyncio.get_running_loop().create_task(start(queue.put_nowait))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)

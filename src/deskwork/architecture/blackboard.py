@@ -26,17 +26,17 @@ remaining rounds. The board's entries live on one ``deskwork.collaboration.Black
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
+from deskwork._aio import run_events
 from deskwork.architecture._board import Blackboard, BlackboardEntry
 from deskwork.collaboration import Blackboard as SharedBoard
 from deskwork.core._model import DeskworkModel
@@ -329,14 +329,13 @@ class BlackboardArchitecture:
         self._emit(run, STARTED_EVENT, {**self._describe(), "resumed": True})
         return await self._loop(run, run.round, pending)
 
-    async def stream(self, desk: Desk, prompt: str) -> AsyncIterator[Event]:
-        """Run ``prompt`` through ``desk`` and yield the run's events as they happen."""
-        events: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.ensure_future(desk.arun(self, Job(input=prompt), on_event=events.put_nowait))
-        task.add_done_callback(lambda _: events.put_nowait(None))
-        while (event := await events.get()) is not None:
-            yield event
-        await task
+    def stream(self, desk: Desk, prompt: str) -> AsyncGenerator[Event, None]:
+        """Run ``prompt`` through ``desk`` and yield the run's events as they happen.
+
+        Stopping early (``break``, then ``aclose()``) cancels the run: it ends failed ("run
+        cancelled") instead of going on, unobserved, through its remaining rounds.
+        """
+        return run_events(lambda listener: desk.arun(self, Job(input=prompt), on_event=listener))
 
     # ------------------------------------------------------------------- the loop
 

@@ -6,11 +6,12 @@ import asyncio
 import queue
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from deskwork._aio import run_events
 from deskwork._sync import run_sync
 from deskwork.core.event import Event
 from deskwork.core.job import Job
@@ -195,16 +196,15 @@ class WorkerSession:
         """Synchronous :meth:`aresume`."""
         return run_sync(self.desk.drained(lambda: self.aresume(report, decision)), api="resume")
 
-    async def astream_run(self, message: Any, **options: Any) -> AsyncIterator[Event]:
-        """Run with streaming on and yield this run's events as they are emitted."""
-        events: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.ensure_future(
-            self.arun(message, stream=True, on_event=events.put_nowait, **options)
+    def astream_run(self, message: Any, **options: Any) -> AsyncGenerator[Event, None]:
+        """Run with streaming on and yield this run's events as they are emitted.
+
+        Stopping early (``break``, then ``aclose()``) cancels the turn's run: it ends failed
+        ("run cancelled") instead of going on, unobserved, still calling the model.
+        """
+        return run_events(
+            lambda listener: self.arun(message, stream=True, on_event=listener, **options)
         )
-        task.add_done_callback(lambda _: events.put_nowait(None))
-        while (event := await events.get()) is not None:
-            yield event
-        await task
 
     def stream_run(self, message: Any, **options: Any) -> Iterator[Event]:
         """Synchronous :meth:`astream_run` (the run happens on a helper thread)."""
