@@ -74,6 +74,9 @@ class _Backend(Protocol):
     def nearest(self, scope: str, vector: list[float], top_k: int) -> list[str]:
         """Up to ``top_k`` keys of ``scope``, by the cosine similarity of their best chunk."""
 
+    def keys(self, scope: str) -> list[str]:
+        """Every key of ``scope``, in order."""
+
     def reset(self, scope: str) -> None:
         """Drop every chunk of ``scope``."""
 
@@ -179,12 +182,23 @@ class VectorMemoryStore(MemoryStore):
         return self._values(scope, [key]).get(key)
 
     def search(self, query: str, scope: str, top_k: int = 5) -> list[tuple[str, Any]]:
-        """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first."""
+        """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first.
+
+        A blank query means nothing to rank by: it matches every entry, as on the other
+        memory stores (where ``""`` is in every key), so the whole scope comes back in key
+        order, whatever ``top_k``; what lists a scope with ``search("", scope)`` (a graph
+        session's messages) gets all of it, not five entries of no particular order.
+        """
         self._check_open()
-        if top_k <= 0 or unstorable_text(scope):
+        if unstorable_text(scope):
             return []
-        vector = self._embed([escape_surrogates(query)], query=True)[0]
-        keys = self._backend.nearest(scope, vector, top_k)
+        if not query.strip():
+            keys = self._backend.keys(scope)
+        elif top_k <= 0:
+            return []
+        else:
+            vector = self._embed([escape_surrogates(query)], query=True)[0]
+            keys = self._backend.nearest(scope, vector, top_k)
         values = self._values(scope, keys)
         return [(key, values[key]) for key in keys if key in values]
 
@@ -356,6 +370,15 @@ class _NumpyBackend:
                 break
         return list(keys)
 
+    def keys(self, scope: str) -> list[str]:
+        with self._db.locked() as conn:
+            rows = conn.execute(
+                "SELECT key FROM vector_chunks WHERE collection=? AND scope=? AND chunk=0"
+                " ORDER BY key",
+                (self._name, scope),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def reset(self, scope: str) -> None:
         with self._db.locked() as conn:
             conn.execute(
@@ -437,6 +460,13 @@ class _ChromaBackend:
             if len(keys) >= top_k or len(metadatas) < wanted or wanted >= total:
                 return keys[:top_k]
             wanted = min(total, wanted * _SEARCH_WIDENING)
+
+    def keys(self, scope: str) -> list[str]:
+        with self._lock:
+            got = self._collection.get(
+                where={"$and": [{"scope": scope}, {"chunk": 0}]}, include=["metadatas"]
+            )
+        return sorted(str(meta["key"]) for meta in got["metadatas"] or [] if meta)
 
     def reset(self, scope: str) -> None:
         with self._lock:
