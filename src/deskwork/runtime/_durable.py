@@ -67,10 +67,16 @@ from deskwork.runtime._durable_steps import (
 from deskwork.runtime._durable_versions import code_digest, pinned_version, refusal
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
 from deskwork.runtime._fence import Fence
-from deskwork.runtime._queues import MODEL_RATE_PERIOD_SECONDS, QueueSettings
+from deskwork.runtime._queues import (
+    MAX_LIMIT,
+    MODEL_RATE_PERIOD_SECONDS,
+    QueueSettings,
+    check_queue_name,
+)
+from deskwork.store._errors import unstorable_text
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
-from deskwork.utils import check_seconds
+from deskwork.utils import check_seconds, is_integer, is_number
 
 if TYPE_CHECKING:
     from deskwork.runtime.config import EventEmitter, RunConfig
@@ -106,7 +112,10 @@ RUN_UNRECOVERABLE = EventType.RUN_UNRECOVERABLE
 APP_NAME = "deskwork"
 QUEUE_POLL_SECONDS = 0.2
 GATE_POLL_SECONDS = 0.1
-MAX_PRIORITY = 2**31 - 1
+MAX_PRIORITY = MAX_LIMIT
+MAX_TIMEOUT_SECONDS = 10**9
+"""The longest run ``timeout`` (~31 years): DBOS keeps its deadline in epoch milliseconds, a
+database ``bigint`` (1e300 s raised the driver's overflow error)."""
 RESULT_POLL_SECONDS = 0.05
 _DONE = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
 _log = get_stdlib_logger("deskwork.durable")
@@ -799,11 +808,17 @@ def submit(
         ConfigurationError: the job's response schema cannot be loaded from its stored form
             (a ``TypeAdapter``, a class defined in a function): a worker could not run it.
     """
-    if priority is not None and not 1 <= priority <= MAX_PRIORITY:
-        raise ValueError(f"priority must be 1 .. {MAX_PRIORITY} (lower runs first)")
-    if not queue or not queue.strip():
-        raise ValueError("queue must be a non-empty name")
+    if priority is not None and not (is_integer(priority) and 1 <= priority <= MAX_PRIORITY):
+        raise ValueError(
+            f"priority must be a whole number 1 .. {MAX_PRIORITY} (lower runs first),"
+            f" not {priority!r}"
+        )
+    check_queue_name(queue)
     check_seconds(timeout, "timeout")
+    if timeout is not None and timeout > MAX_TIMEOUT_SECONDS:
+        raise ConfigurationError(
+            f"timeout must be at most {MAX_TIMEOUT_SECONDS} seconds, got {timeout!r}"
+        )
     engine = engine_for(desk)
     desk.register(runner)  # by name: a worker process finds it so
     from deskwork.runtime.desk import _remember  # desk.py imports this module
@@ -846,12 +861,24 @@ async def aresult(desk: Desk, run_id: str, timeout: float | None) -> Report:
 
     Raises:
         TimeoutError: it did not end within ``timeout`` seconds.
-        ConfigurationError: there is no durable run ``run_id``.
+        ConfigurationError: there is no durable run ``run_id``, or ``timeout`` is neither
+            ``None``, 0 (look once) nor a finite number of seconds above 0.
     """
+    if not (is_number(timeout) and timeout == 0):  # NaN waited for ever
+        check_seconds(timeout, "timeout")
+    _check_known(run_id)
     engine_for(desk)
     await _on_loop()
     workflow_id = await asyncio.to_thread(_latest_workflow, run_id)
     return await _await_workflow(desk, run_id, workflow_id, timeout)
+
+
+def _check_known(run_id: object) -> None:
+    """Raise the error of an unknown run for an id no durable run can have: no text, or one
+    with a NUL character or a lone surrogate (no database keeps one; PostgreSQL raised its
+    driver's error when asked, and an id with a surrogate could not even be sent)."""
+    if not isinstance(run_id, str) or unstorable_text(run_id):
+        raise ConfigurationError(f"no durable run {run_id!r}")
 
 
 def _latest_workflow(run_id: str) -> str:
@@ -899,8 +926,11 @@ def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
     return _end_run(desk, run_id, message)
 
 
-def _end_run(desk: Desk, run_id: str, message: str) -> Report:
-    """End ``run_id`` ``failed`` with ``message`` unless it has ended already; its report.
+def _end_run(
+    desk: Desk, run_id: str, message: str, ending: tuple[str, ...] = ("running",)
+) -> Report:
+    """End ``run_id`` ``failed`` with ``message`` if its record is missing (a queued run) or
+    has a status of ``ending``; its report.
 
     The end goes the desk's end path: one conditional write of the record with its event
     (``RunStore.finish_run``), so a run that ends between the read here and that write, in
@@ -908,7 +938,7 @@ def _end_run(desk: Desk, run_id: str, message: str) -> Report:
     record = desk.run_store.get_run(run_id)
     if record is None:
         desk.run_store.begin_run(run_id, None)
-    if record is None or record.status == "running":
+    if record is None or record.status in ending:
         from deskwork.runtime.desk import _RunEnd
 
         end = _RunEnd(run_id, "failed", None, None, None)
@@ -954,17 +984,29 @@ async def _end_if_cancelled(desk: Desk, run_id: str, workflow_id: str) -> None:
 
 
 def cancel(desk: Desk, run_id: str) -> None:
-    """Cancel a queued or running durable run: it stops at its next step and ends ``failed``
-    ("run cancelled"). Its child workflows (model-call admissions, fanned-out members) are
-    cancelled with it."""
+    """Cancel a queued, running or paused durable run: a running one stops at its next step;
+    each ends ``failed`` ("run cancelled"), a paused one resumes no more. Its child workflows
+    (model-call admissions, fanned-out members) are cancelled with it.
+
+    Raises:
+        ConfigurationError: there is no durable run ``run_id`` (nothing is stored).
+    """
+    _check_known(run_id)
     engine_for(desk)
-    _off_loop(lambda: _cancel_workflows(run_id))
-    _end_run(desk, run_id, CANCELLED)
+    found = _off_loop(lambda: _cancel_workflows(run_id))
+    if not found and desk.run_store.get_run(run_id) is None:
+        raise ConfigurationError(f"no durable run {run_id!r}")
+    _end_run(desk, run_id, CANCELLED, ("running", "paused"))
 
 
-def _cancel_workflows(run_id: str) -> None:
-    workflow_ids = {run_id, _latest_workflow(run_id)}
-    DBOS.cancel_workflows(sorted(workflow_ids), cancel_children=True)
+def _cancel_workflows(run_id: str) -> bool:
+    """Cancel the workflows of ``run_id`` (its own and its latest resume's) with their
+    children; whether it has any."""
+    found = {run_id, _latest_workflow(run_id)}
+    workflow_ids = sorted(w for w in found if workflow_state(w) is not None)
+    if workflow_ids:
+        DBOS.cancel_workflows(workflow_ids, cancel_children=True)
+    return bool(workflow_ids)
 
 
 def cancel_in_database(database_url: str, run_id: str) -> bool:

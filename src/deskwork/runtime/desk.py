@@ -683,7 +683,9 @@ class Desk:
         Raises:
             ConfigurationError: the desk is not durable, the database is unreachable, or
                 ``job`` is ``None`` or a blank string.
-            ValueError: a bad ``priority`` or ``timeout``, or an empty ``queue`` name.
+            ValueError: a ``priority`` that is no whole number 1 .. 2**31 - 1, a
+                ``timeout`` that is no number of seconds above 0 (at most 10**9), or a
+                ``queue`` name that is blank or holds a NUL character or a lone surrogate.
         """
         job = job if isinstance(job, Job) else as_job(job)
         run_id = self._claim_run_id(run_id)
@@ -725,10 +727,13 @@ class Desk:
         return settings
 
     async def aresult(self, run_id: str, timeout: float | None = None) -> Report:
-        """Wait for the durable run ``run_id`` and return its report.
+        """Wait for the durable run ``run_id`` and return its report (``timeout=0``: look
+        once, do not wait).
 
         Raises:
             TimeoutError: it did not end within ``timeout`` seconds.
+            ConfigurationError: there is no durable run ``run_id``, or ``timeout`` is no
+                number of seconds (NaN, infinity, below 0, a text).
         """
         report: Report = await self._durable_api().aresult(self, run_id, timeout)
         return report
@@ -738,7 +743,12 @@ class Desk:
         return run_sync(self.aresult(run_id, timeout), api="result")
 
     def cancel(self, run_id: str) -> None:
-        """Cancel a queued or running durable run; it ends ``failed`` ("run cancelled")."""
+        """Cancel a queued, running or paused durable run; it ends ``failed`` ("run
+        cancelled"), and a paused one resumes no more.
+
+        Raises:
+            ConfigurationError: there is no durable run ``run_id`` (nothing is stored).
+        """
         self._durable_api().cancel(self, run_id)
 
     async def arecover(self) -> list[Report]:
