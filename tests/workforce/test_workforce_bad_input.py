@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from wfkit import Model, make_desk, worker
 
-from deskwork import ConfigurationError, Job, Report, Workforce
+from deskwork import ConfigurationError, Job, Report, Worker, Workforce
 from deskwork.architecture.blackboard import BlackboardArchitecture
 
 
@@ -55,6 +55,10 @@ async def test_a_reducer_error_is_redacted_in_the_report() -> None:
         ({"a": worker("a")}, {}, "takes a list of workers, got dict"),
         (["a", "b"], {}, "a member must be a Worker, got str"),
         ([worker("a"), None], {}, "a member must be a Worker, got NoneType"),
+        # a blank name was found in any manager reply (name scan); 5 failed the run, TypeError
+        ([worker("a"), Worker(name=" ")], {}, "a member's name must be a non-empty string"),
+        ([worker("a"), Worker(name=5)], {}, "a member's name must be a non-empty string, got 5"),  # type: ignore[arg-type]
+        ([worker("a")], {"manager": Worker(name="")}, "manager's name must be a non-empty"),
         ([worker("a")], {"manager": "a"}, "manager must be a Worker, got str"),
         ([worker("a")], {"coordinator": "a"}, "coordinator must be a Worker"),
         ([worker("a")], {"max_handoffs": "3"}, "max_handoffs must be an integer >= 0, got '3'"),
