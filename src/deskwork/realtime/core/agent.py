@@ -29,6 +29,7 @@ from deskwork.realtime.core.conditions import TriggerConditions
 from deskwork.realtime.core.llm import JSONGenerator
 from deskwork.realtime.core.models import AgentContext, AgentInsight, AgentResponse
 from deskwork.store._errors import unstorable_text
+from deskwork.utils import is_integer
 
 if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
@@ -229,7 +230,7 @@ def _repair(data: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
     ):
         if name in out:
             out[name] = positive_number(out[name], name, log, integer=integer, allow_zero=zero)
-    if "priority" in out and not _is_int(out["priority"]):
+    if "priority" in out and not is_integer(out["priority"]):
         log.add("priority", f"must be an integer, not {out['priority']!r}", "using 0")
         out["priority"] = 0
     return out
@@ -249,10 +250,6 @@ def _known_triggers(value: Any, field: str, log: ProblemLog) -> list[TriggerType
     if not known:
         known = [TriggerType.TURN_BASED]
     return known
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class BaseAgent(ABC):

@@ -44,6 +44,7 @@ from deskwork.realtime.core.agent import (
 )
 from deskwork.realtime.core.models import TriggerType
 from deskwork.realtime.library.output_formats import output_format_names
+from deskwork.utils import is_integer
 
 __all__ = [
     "DynamicAgentConfig",
@@ -256,8 +257,8 @@ def _repair_model(model: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
         log.add("model_config.model", message, f"using {DEFAULT_MODEL!r}")
         model["model"] = DEFAULT_MODEL
     turns = model.get("context_turns")
-    if turns is not None and not (_is_int(turns) and turns >= 0):
-        clamped = 0 if _is_int(turns) else 6
+    if turns is not None and not (is_integer(turns) and turns >= 0):
+        clamped = 0 if is_integer(turns) else 6
         message = f"must be an integer >= 0, not {turns!r}"
         log.add("model_config.context_turns", message, f"using {clamped}")
         model["context_turns"] = clamped
@@ -275,13 +276,9 @@ def _repair_model(model: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
     return model
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _integer(value: Any, field: str, log: ProblemLog) -> int:
     """``value`` as an integer (numeric strings accepted), else 0 and a problem."""
-    if _is_int(value):
+    if is_integer(value):
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())
