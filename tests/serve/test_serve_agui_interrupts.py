@@ -1,6 +1,7 @@
-"""An AG-UI resume answers the interrupt it names, or nothing: a retried answer to a run's
-first confirmation ("delete a.txt") approved its second ("delete b.txt"), which the client
-never saw."""
+"""A resume answers the pause it names, or nothing: a retried answer to a run's first
+confirmation ("delete a.txt") approved its second ("delete b.txt"), which the client never
+saw. AG-UI always names it (the interrupt id); ``POST /runs/{id}/resume`` when given
+``action_id``."""
 
 from __future__ import annotations
 
@@ -48,10 +49,15 @@ async def _interrupt(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[st
     return interrupt
 
 
-async def test_an_answer_to_an_earlier_interrupt_is_409(live_factory: Any) -> None:
+def _desk() -> Desk:
     desk = Desk(model="scripted", adapter=ScriptedAdapter(default=_two_deletes),
                 run_store=InMemoryRunStore())  # fmt: skip
     desk.register(Worker(name="cleaner", tools=[delete]))
+    return desk
+
+
+async def test_an_answer_to_an_earlier_interrupt_is_409(live_factory: Any) -> None:
+    desk = _desk()
     live = live_factory(desk)
     async with httpx.AsyncClient(base_url=live.url, timeout=20) as client:
         first = await _interrupt(client, _input("run-1"))
@@ -67,3 +73,19 @@ async def test_an_answer_to_an_earlier_interrupt_is_409(live_factory: Any) -> No
             (await client.post("/agui/cleaner", json=_input("run-5", second["id"]))).text
         )
         assert done[-1]["data"]["result"] == "done"
+
+
+async def test_a_resume_naming_an_earlier_action_is_409(live_factory: Any) -> None:
+    live = live_factory(_desk())
+    async with httpx.AsyncClient(base_url=live.url, timeout=20) as client:
+        body = {"runner": "cleaner", "job": {"input": "clean up"}}
+        first = (await client.post("/runs?wait=true", json=body)).json()
+        run_id, action_id = first["run_id"], first["pending_action"]["action_id"]
+        answer = {"decision": True, "action_id": action_id}
+        second = await client.post(f"/runs/{run_id}/resume?wait=true", json=answer)
+        assert second.json()["pending_action"]["prompt"] == "Confirm delete (b.txt)"
+        again = await client.post(f"/runs/{run_id}/resume?wait=true", json=answer)
+        assert again.status_code == 409 and "not the one" in again.json()["detail"]
+        answer["action_id"] = second.json()["pending_action"]["action_id"]
+        done = await client.post(f"/runs/{run_id}/resume?wait=true", json=answer)
+        assert done.json()["content"] == "done"

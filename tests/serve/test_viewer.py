@@ -150,3 +150,16 @@ def test_a_run_link_with_a_broken_escape_says_the_run_is_unknown(
     live = live_factory()
     page.goto(f"{live.url}/#/runs/%E0%A4%A")  # the page error would fail the page fixture
     page.wait_for_selector("#run .msg.error >> text=unknown run")
+
+
+def test_an_answer_names_the_action_it_answers(live_factory: Any, page: Any) -> None:
+    live = live_factory()
+    with httpx.Client(base_url=live.url) as client:
+        body = {"runner": "clerk", "job": {"input": "go"}}
+        paused = client.post("/runs?wait=true", json=body).json()
+    sent: list[Any] = []
+    page.on("request", lambda r: sent.append(r.post_data_json) if "/resume" in r.url else None)
+    page.goto(f"{live.url}/#/runs/{paused['run_id']}")
+    page.click("#approve")
+    page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
+    assert sent == [{"decision": True, "action_id": paused["pending_action"]["action_id"]}]

@@ -40,13 +40,13 @@ from deskwork.core.event import Event, EventType
 from deskwork.core.job import Job
 from deskwork.core.message import Message
 from deskwork.core.report import Report
-from deskwork.core.state import RunRecord
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import Outgoing
 from deskwork.serve._models import RunReport
 from deskwork.serve._service import (
     ApiError,
     RunService,
+    check_action,
     check_decision,
     check_id,
     json_bytes,
@@ -172,27 +172,16 @@ class AguiRun:
 
 
 def _resume_target(body: RunAgentInput) -> tuple[str, str, Any] | None:
-    """The run, interrupt id and decision of the first ``resume`` entry (``None``: no
-    resume)."""
+    """The run, action id and decision of the first ``resume`` entry (``None``: no resume);
+    its interrupt id is ``"<run id>:<action id>"``."""
     if not body.resume:
         return None
     entry = body.resume[0]
-    run_id = entry.interrupt_id.split(":", 1)[0]
+    run_id, _, action_id = entry.interrupt_id.partition(":")
     decision = entry.payload if entry.status == "resolved" else False
     if entry.status == "resolved" and entry.payload is None:
         decision = True
-    return run_id, entry.interrupt_id, decision
-
-
-def _check_interrupt(record: RunRecord, interrupt_id: str) -> None:
-    """409 unless ``interrupt_id`` names the action the run waits for now: an answer to an
-    earlier one (a retried request) answered the next pause, which its client never saw."""
-    action = record.state.pending_action if record.state is not None else None
-    waiting = None if action is None else f"{record.run_id}:{action.action_id}"
-    if interrupt_id != waiting:
-        raise ApiError(
-            409, f"interrupt {interrupt_id!r} is not the one run {record.run_id} waits for"
-        )
+    return run_id, action_id, decision
 
 
 async def agui_stream(
@@ -203,11 +192,11 @@ async def agui_stream(
     check_id(body.thread_id, "threadId")  # (echoed in the stream's first event)
     target = _resume_target(body)
     if target is not None:
-        run_id, interrupt_id, decision = target
+        run_id, action_id, decision = target
         record = service.record(run_id)
         if record.status != "paused":
             raise ApiError(409, f"run {run_id} is {record.status}, not paused")
-        _check_interrupt(record, interrupt_id)
+        check_action(record, action_id)  # not an answer to an earlier pause
         check_decision(record, decision)
         work = service.desk.aresume(run_id, decision, stream=True, on_event=queue.put_nowait)
     else:

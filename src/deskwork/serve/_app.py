@@ -262,7 +262,7 @@ def _run_stream_routes() -> APIRouter:
         run_id: str, body: ResumeIn, svc: Runs, wait: bool = False
     ) -> RunAccepted | RunReport:
         """Answer a paused run's pending action (true/false for approvals, text for input)."""
-        task = await svc.resume(run_id, body.decision)
+        task = await svc.resume(run_id, body.decision, body.action_id)
         if wait:
             return await svc.wait(run_id, task)
         return RunAccepted(run_id=run_id, status="running")

@@ -55,6 +55,11 @@ class ResumeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: Any = None
+    action_id: str | None = Field(
+        default=None,
+        description="The pending action answered (pending_action.action_id): when the run"
+        " waits for another one (an answer sent again after the run paused anew), 409.",
+    )
 
 
 class RunAccepted(BaseModel):

@@ -37,6 +37,7 @@ __all__ = [
     "END_EVENTS",
     "ApiError",
     "RunService",
+    "check_action",
     "check_decision",
     "check_id",
     "json_bytes",
@@ -76,6 +77,14 @@ def check_decision(record: RunRecord, decision: Any) -> None:
         check_confirmation(action, decision)
     except ConfigurationError as exc:
         raise ApiError(422, str(exc)) from None
+
+
+def check_action(record: RunRecord, action_id: str | None) -> None:
+    """409 unless ``action_id`` is the action the paused run waits for now: an answer to an
+    earlier pause (a request sent again) answered the next one, which its client never saw."""
+    action = record.state.pending_action if record.state is not None else None
+    if action is None or action.action_id != action_id:
+        raise ApiError(409, f"action {action_id!r} is not the one run {record.run_id} waits for")
 
 
 def make_job(**fields: Any) -> Job:
@@ -334,11 +343,16 @@ class RunService:
             raise ApiError(404, f"unknown run {run_id!r}")
         return record
 
-    async def resume(self, run_id: str, decision: Any) -> asyncio.Task[Report]:
-        """Resume a paused run; 409 when it is not paused (or another resume won)."""
+    async def resume(
+        self, run_id: str, decision: Any, action_id: str | None = None
+    ) -> asyncio.Task[Report]:
+        """Resume a paused run; 409 when it is not paused (or another resume won), or when
+        ``action_id`` is given and is not the action it waits for."""
         record = self.record(run_id)
         if record.status != "paused" or run_id in self._resuming:
             raise ApiError(409, f"run {run_id} is {record.status}, not paused")
+        if action_id is not None:
+            check_action(record, action_id)
         check_decision(record, decision)
         self._resuming.add(run_id)
         try:

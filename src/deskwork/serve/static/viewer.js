@@ -161,7 +161,7 @@ function queueDraw() {
   requestAnimationFrame(() => { view.drawQueued = false; draw(); });
 }
 
-async function answer(decision) {
+async function answer(decision, actionId) {
   const runId = view.runId;
   view.draft = "";
   const section = $(".pending");
@@ -169,7 +169,7 @@ async function answer(decision) {
   try {
     await api(`/runs/${encodeURIComponent(runId)}/resume`, {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ decision }),
+      body: JSON.stringify({ decision, action_id: actionId }),  // 409 if it paused anew
     });
   } catch (err) { alert(err.message); }
   await refreshRun();
@@ -189,12 +189,12 @@ function pendingSection(action) {
   if (action.type === "confirmation") {
     const yes = el("button", { class: "primary", id: "approve" }, "Approve");
     const no = el("button", { class: "danger", id: "decline" }, "Decline");
-    yes.addEventListener("click", () => answer(true));
-    no.addEventListener("click", () => answer(false));
+    yes.addEventListener("click", () => answer(true, action.action_id));
+    no.addEventListener("click", () => answer(false, action.action_id));
     actions.append(yes, no);
   } else {
     const send = el("button", { class: "primary", id: "send-answer" }, "Send");
-    const submit = () => input.value.trim() && answer(input.value.trim());
+    const submit = () => input.value.trim() && answer(input.value.trim(), action.action_id);
     send.addEventListener("click", submit);
     input.addEventListener("keydown", (e) => { if (e.key === "Enter") submit(); });
     actions.append(input, send);
