@@ -57,3 +57,16 @@ async def test_a_stream_read_to_its_end_returns_every_event_of_the_run() -> None
     arch = BlackboardArchitecture(agents={"a": Worker(name="a")}, max_rounds=2)
     types = [event.type async for event in arch.stream(desk, "a problem")]
     assert (types[0], types[-1]) == ("run.started", "run.completed")
+
+
+def test_closing_a_sync_session_stream_cancels_the_turn() -> None:
+    desk, adapter = _desk()
+    session = desk.session(Worker(name="chat"))
+    events = session.stream_run("hello")
+    for event in events:
+        if event.type == "llm.started":
+            break
+    events.close()
+    (record,) = desk.run_store.list_runs()
+    assert record.status == "failed"
+    assert len(adapter.calls) <= 1

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -206,17 +207,24 @@ class WorkerSession:
             lambda listener: self.arun(message, stream=True, on_event=listener, **options)
         )
 
-    def stream_run(self, message: Any, **options: Any) -> Iterator[Event]:
-        """Synchronous :meth:`astream_run` (the run happens on a helper thread)."""
+    def stream_run(self, message: Any, **options: Any) -> Generator[Event, None, None]:
+        """Synchronous :meth:`astream_run` (the run happens on a helper thread); closing the
+        iterator early (``close()``, or its garbage collection after a ``break``) cancels the
+        run as there."""
         events: queue.Queue[Event | BaseException | None] = queue.Queue()
+        running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
+
+        async def turn() -> Report:
+            task = asyncio.current_task()
+            if task is not None:
+                running.append((asyncio.get_running_loop(), task))
+            return await self.desk.drained(
+                lambda: self.arun(message, stream=True, on_event=events.put, **options)
+            )
 
         def work() -> None:
             try:
-                asyncio.run(
-                    self.desk.drained(
-                        lambda: self.arun(message, stream=True, on_event=events.put, **options)
-                    )
-                )
+                asyncio.run(turn())
             except BaseException as exc:  # surfaced in the caller's thread
                 events.put(exc)
             finally:
@@ -224,11 +232,17 @@ class WorkerSession:
 
         thread = threading.Thread(target=work, name=f"session-{self.session_id}", daemon=True)
         thread.start()
-        while (item := events.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-        thread.join()
+        try:
+            while (item := events.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            if thread.is_alive() and running:  # the caller stopped reading: stop the run
+                loop, task = running[0]
+                with contextlib.suppress(RuntimeError):  # its loop closed meanwhile: it ended
+                    loop.call_soon_threadsafe(task.cancel)
+            thread.join()
 
 
 def _history(messages: list[Message]) -> list[Message]:
