@@ -1,7 +1,8 @@
-"""VectorMemoryStore's chunk sizes: the default follows the embedding function's
-``chunk_chars`` (a model that reads only the start of a text needs chunks it reads whole), and
-sizes that are no integers are refused with a ConfigurationError (a float or a text raised a
-raw TypeError, in the constructor or at the first write)."""
+"""VectorMemoryStore's chunk sizes and search limit: the default chunk size follows the
+embedding function's ``chunk_chars`` (a model that reads only the start of a text needs chunks
+it reads whole); sizes, and a search's ``top_k``, that are no integers are refused with a
+ConfigurationError (a float or a text raised a raw TypeError, in the constructor or at the
+first write; a ``top_k`` of 1.5 returned the whole scope)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,13 @@ def test_chunk_sizes_that_are_no_integers_are_refused(
 ) -> None:
     with pytest.raises(ConfigurationError, match="needs integers chunk_size > 0"):
         VectorMemoryStore(tmp_path / "v", chunk_size=size, chunk_overlap=overlap)
+
+
+@pytest.mark.parametrize("top_k", [1.5, "3", None, True])
+def test_a_top_k_that_is_no_integer_is_refused(tmp_path: Path, top_k: Any) -> None:
+    """1.5 never equals a count of keys, so the whole scope came back."""
+    store = VectorMemoryStore(tmp_path / "v")
+    for key in "abc":
+        store.write(key, f"text {key}", "s")
+    with pytest.raises(ConfigurationError, match="top_k must be an integer"):
+        store.search("text", "s", top_k=top_k)

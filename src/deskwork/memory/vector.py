@@ -182,7 +182,8 @@ class VectorMemoryStore(MemoryStore):
         return self._values(scope, [key]).get(key)
 
     def search(self, query: str, scope: str, top_k: int = 5) -> list[tuple[str, Any]]:
-        """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first.
+        """The ``top_k`` entries of ``scope`` closest in meaning to ``query``, best first
+        (``ConfigurationError`` for a ``top_k`` that is no integer; none for one <= 0).
 
         A blank query means nothing to rank by: it matches every entry, as on the other
         memory stores (where ``""`` is in every key), so the whole scope comes back in key
@@ -190,6 +191,10 @@ class VectorMemoryStore(MemoryStore):
         session's messages) gets all of it, not five entries of no particular order.
         """
         self._check_open()
+        if not is_integer(top_k):  # 1.5 never equals a count of keys: the whole scope came back
+            raise ConfigurationError(
+                f"VectorMemoryStore.search: top_k must be an integer, not {top_k!r}"
+            )
         if unstorable_text(scope):
             return []
         if not query.strip():
