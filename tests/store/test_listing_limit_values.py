@@ -29,5 +29,5 @@ def test_a_limit_that_is_no_whole_number_raises_configuration_error(
 def test_no_limit_lists_every_run(run_store: RunStore) -> None:
     for run_id in ("a", "b", "c"):
         run_store.create_run(run_id, None)
-    assert {r.run_id for r in run_store.list_runs(None)} == {"a", "b", "c"}  # type: ignore[arg-type]
+    assert {r.run_id for r in run_store.list_runs(None)} == {"a", "b", "c"}
     assert len(run_store.list_runs(2**63 - 1)) == 3

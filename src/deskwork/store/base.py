@@ -36,14 +36,14 @@ def check_limit(limit: int | None) -> None:
     (no limit) nor a whole number 0 .. 2**63 - 1, the same on every store (SQLite read a
     negative one as no limit and refused a float, PostgreSQL raised its driver's error or
     rounded 1.5, the in-memory store listed none)."""
-    if limit is not None and not (is_integer(limit) and 0 <= limit <= MAX_LIMIT):
+    if limit is not None and not (is_integer(limit) and 0 <= limit <= BIGINT_MAX):
         raise ConfigurationError(
             f"a limit must be 0 or more (a whole number up to 2**63 - 1, or None), not {limit!r}"
         )
 
 
-MAX_LIMIT = 2**63 - 1
-"""The largest limit of a listing (a database's ``bigint``)."""
+BIGINT_MAX = 2**63 - 1
+"""The largest limit of a listing: a database's ``bigint`` (SQLite's and PostgreSQL's LIMIT)."""
 
 
 class RunStore(ABC):
@@ -176,7 +176,7 @@ class RunStore(ABC):
 
     def list_runs(
         self,
-        limit: int = 20,
+        limit: int | None = 20,
         *,
         status: str | None = None,
         runner: str | None = None,
@@ -185,8 +185,9 @@ class RunStore(ABC):
         """The most recently updated runs, newest first, without their state.
 
         Args:
-            limit: at most this many (a negative one raises
-                :class:`~deskwork.exceptions.ConfigurationError`).
+            limit: at most this many; ``None`` lists every run. One that is no whole
+                number 0 .. 2**63 - 1 (``-1``, ``1.5``, ``True``) raises
+                :class:`~deskwork.exceptions.ConfigurationError`.
             status: only runs with this stored status (``running``, ``paused``, ...).
             runner: only runs started by the runner of this name.
             since: only runs updated at or after this (timezone-aware) time.
@@ -215,8 +216,12 @@ class RunStore(ABC):
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[tuple[str, bytes]]:
-        """The items of ``thread_id`` whose key starts with ``prefix``, ordered by key (at
-        most ``limit``; a negative one raises :class:`~deskwork.exceptions.ConfigurationError`)."""
+        """The items of ``thread_id`` whose key starts with ``prefix``, ordered by key.
+
+        At most ``limit`` of them; ``None`` gives every one. A limit that is no whole number
+        0 .. 2**63 - 1 (``-1``, ``1.5``, ``True``) raises
+        :class:`~deskwork.exceptions.ConfigurationError`.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not store checkpoints")
 
     def delete_checkpoint_items(self, thread_id: str) -> None:

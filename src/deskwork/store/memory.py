@@ -463,7 +463,7 @@ class InMemoryRunStore(RunStore):
 
     def list_runs(
         self,
-        limit: int = 20,
+        limit: int | None = 20,
         *,
         status: str | None = None,
         runner: str | None = None,

@@ -753,7 +753,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
 
     def list_runs(
         self,
-        limit: int = 20,
+        limit: int | None = 20,
         *,
         status: str | None = None,
         runner: str | None = None,

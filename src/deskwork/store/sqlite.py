@@ -379,7 +379,7 @@ class SQLiteRunStore(RunStore):
 
     def list_runs(
         self,
-        limit: int = 20,
+        limit: int | None = 20,
         *,
         status: str | None = None,
         runner: str | None = None,
