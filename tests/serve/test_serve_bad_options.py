@@ -56,3 +56,14 @@ def test_a_blank_token_is_refused_before_serving(
     monkeypatch.setenv("DESKWORK_SERVE_TOKEN", " ")
     assert main(["serve", "no_such_module:desk", "--host", "0.0.0.0"]) == 2
     assert "the bearer token is blank" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"poll_interval": 0}, {"poll_interval": float("nan")}, {"max_body_bytes": -1}],
+)
+def test_create_app_refuses_a_poll_interval_or_body_limit_it_cannot_use(
+    options: dict[str, Any],
+) -> None:
+    with pytest.raises(ConfigurationError, match=r"poll_interval|max_body_bytes"):
+        create_app(make_desk(), **options)

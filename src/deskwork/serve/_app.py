@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from deskwork.core.types import RunStatus
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._agui import agui_stream
@@ -48,6 +49,7 @@ from deskwork.serve._security import (
 from deskwork.serve._service import ApiError, RunService, json_bytes
 from deskwork.serve._sessions import SessionService
 from deskwork.serve._sse import SSE_HEADERS, HubStreamResponse
+from deskwork.utils import check_seconds, is_integer
 
 __all__ = ["create_app"]
 
@@ -107,12 +109,18 @@ def create_app(
 
     Raises:
         ConfigurationError: ``token`` is only whitespace (one with whitespace around it is
-            stripped), ``rate_limit`` is not a finite number above 0, or ``rate_burst`` not
-            an int of 1 or more (here, not at the first request).
+            stripped), ``rate_limit`` or ``poll_interval`` is not a finite number above 0,
+            ``rate_burst`` not an int of 1 or more, or ``max_body_bytes`` not an int of 0 or
+            more (here, not at the first request).
     """
     if rate_limit is not None:
         check_rate(rate_limit, rate_burst)
     token = check_token(token)
+    check_seconds(poll_interval, "poll_interval")  # 0 or NaN broke every event stream
+    if not is_integer(max_body_bytes) or max_body_bytes < 0:
+        raise ConfigurationError(
+            f"max_body_bytes must be an int of 0 or more, not {max_body_bytes!r}"
+        )
     state: dict[str, Any] = {}
 
     def services() -> tuple[RunService, SessionService]:
