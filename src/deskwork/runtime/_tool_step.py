@@ -18,7 +18,13 @@ from deskwork.tools.base import Tool
 from deskwork.tools.execution import aexecute_tool, tool_result_from_value
 from deskwork.utils import new_id
 
-__all__ = ["check_confirmation", "handle_tool_calls", "is_approved", "resume_pending"]
+__all__ = [
+    "check_answered_action",
+    "check_confirmation",
+    "handle_tool_calls",
+    "is_approved",
+    "resume_pending",
+]
 
 PREVIEW_CHARS = 200
 DECLINED = "Tool execution declined"
@@ -61,6 +67,21 @@ def check_confirmation(action: PendingAction | None, decision: Any) -> None:
     (:func:`is_approved` raises ``ConfigurationError``); other pauses take any answer."""
     if action is not None and action.type == "confirmation":
         is_approved(decision)
+
+
+def check_answered_action(run_id: str, action: PendingAction | None, action_id: str) -> None:
+    """Refuse, before a paused run is claimed, an answer to another pause than ``action``,
+    the one the run waits for now: an answer to an earlier pause (a call made again with its
+    Report or its action id) would answer the next one, which its caller never saw.
+
+    Raises:
+        ConfigurationError: ``action_id`` is not ``action``'s (the run stays paused).
+    """
+    if action is None or action.action_id != action_id:
+        raise ConfigurationError(
+            f"action {action_id!r} is not the one run {run_id} waits for (an answer to an"
+            " earlier pause?); the run stays paused"
+        )
 
 
 def _pauses(tool: Tool | None) -> bool:

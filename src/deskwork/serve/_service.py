@@ -21,7 +21,7 @@ from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.exceptions import ConfigurationError, RunNotRunningError
-from deskwork.runtime._tool_step import check_confirmation
+from deskwork.runtime._tool_step import check_answered_action, check_confirmation
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._direct import DirectWriter, chunk
@@ -79,12 +79,14 @@ def check_decision(record: RunRecord, decision: Any) -> None:
         raise ApiError(422, str(exc)) from None
 
 
-def check_action(record: RunRecord, action_id: str | None) -> None:
+def check_action(record: RunRecord, action_id: str) -> None:
     """409 unless ``action_id`` is the action the paused run waits for now: an answer to an
     earlier pause (a request sent again) answered the next one, which its client never saw."""
     action = record.state.pending_action if record.state is not None else None
-    if action is None or action.action_id != action_id:
-        raise ApiError(409, f"action {action_id!r} is not the one run {record.run_id} waits for")
+    try:
+        check_answered_action(record.run_id, action, action_id)
+    except ConfigurationError as exc:
+        raise ApiError(409, str(exc)) from None
 
 
 def make_job(**fields: Any) -> Job:
