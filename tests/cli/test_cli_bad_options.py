@@ -69,3 +69,13 @@ def test_a_worker_refuses_a_blank_queue_or_a_negative_drain(
 ) -> None:
     assert main(["worker", "no_such_module:desk", *flags]) == 2  # before the desk loads
     assert problem in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["runs"], ["doctor"]])
+def test_a_directory_given_as_the_database_is_not_called_damaged(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--database-url", f"sqlite:///{tmp_path}"]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path} is a directory, not a deskwork database file" in err
+    assert "damaged" not in err and "move it away" not in err

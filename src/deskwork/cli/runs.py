@@ -319,8 +319,8 @@ def _sqlite_problems(path: Any) -> list[str]:
 
     from deskwork.store._sqlite import integrity_problems
 
-    if not path.exists():
-        return []  # reported by _opened
+    if not path.is_file():
+        return []  # missing or a directory: reported by _opened
     if path.stat().st_size == 0:
         return ["the file is empty: it was truncated or never written"]
     try:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from deskwork.store._errors import StoreError, closed_store, unstorable_text
+from deskwork.store._url import DB_FILENAME
 
 __all__ = ["QUICK_CHECK_MAX_BYTES", "SQLiteDatabase", "integrity_problems", "sendable"]
 
@@ -93,6 +94,12 @@ class SQLiteDatabase:
             stat = self.path.stat()
         except FileNotFoundError:
             return
+        if self.path.is_dir():  # not damage: it said "damaged ... move it away"
+            raise StoreError(
+                f"{self.path} is a directory, not a deskwork database file: name the file"
+                f" (for example {self.path / DB_FILENAME})",
+                location=str(self.path),
+            )
         if stat.st_size == 0 and time.time() - stat.st_mtime > _FRESH_SECONDS:
             raise _damaged(self.path, "the file is empty: it was truncated or never written")
 
