@@ -41,6 +41,10 @@ class Worker:
         instructions: str | None = None,
         memory_scope: str | None = None,
     ) -> None:
+        if not isinstance(name, str) or not name.strip():
+            # it names the run's events, the runner a paused run finds again, the member a
+            # workforce's manager picks (a blank one is "found" in any reply)
+            raise ConfigurationError(f"a Worker's name must be a non-empty string, not {name!r}")
         self.name = name
         self._tools = _checked_tools(name, tools)
         self._toolbelt: Toolbelt | None = None

@@ -129,8 +129,8 @@ def composite_outcome(
 
 
 def check_workers(owner: str, members: Iterable[tuple[str, Any]]) -> None:
-    """Check that every ``(role, member)`` of a composite is a :class:`Worker` with a name
-    (a non-blank string: a manager picks it by name, and a blank one is found in any text).
+    """Check that every ``(role, member)`` of a composite is a :class:`Worker` (which has a
+    name: ``Worker`` refuses a blank one).
 
     Raises:
         ConfigurationError: naming the first role whose member is something else.
@@ -139,10 +139,6 @@ def check_workers(owner: str, members: Iterable[tuple[str, Any]]) -> None:
         if not isinstance(member, Worker):
             raise ConfigurationError(
                 f"{owner}: {role} must be a Worker, got {type(member).__name__}"
-            )
-        if not isinstance(member.name, str) or not member.name.strip():
-            raise ConfigurationError(
-                f"{owner}: {role}'s name must be a non-empty string, got {member.name!r}"
             )
 
 
