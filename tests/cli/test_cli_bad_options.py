@@ -79,3 +79,13 @@ def test_a_directory_given_as_the_database_is_not_called_damaged(
     err = capsys.readouterr().err
     assert f"{tmp_path} is a directory, not a deskwork database file" in err
     assert "damaged" not in err and "move it away" not in err
+
+
+def test_the_demo_with_a_storage_dir_that_is_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("x")
+    assert main(["demo", "--yes", "--storage-dir", str(tmp_path / "a-file")]) == 1
+    err = capsys.readouterr().err
+    assert "error: cannot make the directory of the deskwork database" in err
+    assert "Traceback" not in err

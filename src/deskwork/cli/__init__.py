@@ -130,7 +130,7 @@ def _runs(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``deskwork`` console script."""
-    from deskwork.exceptions import ConfigurationError
+    from deskwork.exceptions import ConfigurationError, StoreError
 
     args = _parser().parse_args(argv)
     with _escaping_stdout():
@@ -139,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigurationError as exc:  # a setting deskwork refuses: one line, no traceback
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        except StoreError as exc:  # a store it cannot use (its message says what to do)
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -63,11 +63,17 @@ class SQLiteDatabase:
         self.path = Path(path)
         memory = str(path) == ":memory:"
         if not memory:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._make_directory()
             self._check_file()
+        fresh = memory or not self.path.exists()
         try:
             self.conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         except sqlite3.DatabaseError as exc:
+            if fresh:  # nothing there to be damaged
+                raise StoreError(
+                    f"cannot create the deskwork database {self.path}: {exc}",
+                    location=str(self.path),
+                ) from None
             raise _damaged(self.path, str(exc)) from None
         self.lock = threading.RLock()
         self._committing = False
@@ -88,6 +94,19 @@ class SQLiteDatabase:
                 problems = integrity_problems(conn, quick=True)
                 if problems:
                     raise _damaged(self.path, "; ".join(problems[:3]))
+
+    def _make_directory(self) -> None:
+        """The database file's directory, made if missing: a file in the way, or a place
+        that cannot be written, is a :class:`StoreError` (it was ``OSError``)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot make the directory of the deskwork database {self.path}:"
+                f" {exc.strerror or exc}; give a storage directory or database URL that can"
+                " be written",
+                location=str(self.path),
+            ) from None
 
     def _check_file(self) -> None:
         try:
