@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from langgraph.pregel import Pregel
 
     from deskwork.adapters.base import BaseModelAdapter
-    from deskwork.core.state import RunState
+    from deskwork.core.state import RunRecord, RunState
     from deskwork.core.types import RunStatus
     from deskwork.memory.base import MemoryStore
     from deskwork.runtime._queues import QueueSettings
@@ -538,7 +538,7 @@ class Desk:
         except asyncio.CancelledError as exc:
             if self._ended_elsewhere(config.run_id, exc):
                 return self._stored_end(config)
-            cancelled = _failed(config.run_id, ["run cancelled"])
+            cancelled = _failed(config.run_id, [CANCELLED])
             self._store_result(runner, config, cancelled, None)
             raise
         except Exception as exc:
@@ -670,6 +670,31 @@ class Desk:
             self.run_store.update_run(
                 end.run_id, end.status, end.output, end.output_json, end.state
             )
+
+    def _cancel_paused(self, record: RunRecord, source: str = "desk") -> None:
+        """End the paused run of ``record`` ``failed`` ("run cancelled") once this call has
+        claimed its pause (:meth:`RunStore.claim_paused`), so no resume, here or in another
+        process, runs its pending action after; the end is one write of the record with its
+        event (:meth:`_store_end`).
+
+        Raises:
+            ConfigurationError: the claim lost: the run was resumed (or ended) meanwhile and
+                is left as it is, not cancelled; or it ended elsewhere after the claim (that
+                end stands).
+        """
+        run_id = record.run_id
+        if not self.run_store.claim_paused(run_id):
+            now = self.run_store.get_run(run_id)
+            raise ConfigurationError(
+                f"run {run_id} is no longer paused (it is {now.status if now else 'gone'}:"
+                " resumed or ended meanwhile); it was not cancelled"
+            )
+        end = _RunEnd(run_id, "failed", record.output, record.output_json, None)
+        try:
+            self._store_end(self._emitter(run_id, [], None), source, end, {"errors": [CANCELLED]})
+        except _run_stopped():
+            message = f"run {run_id} ended meanwhile; it stays as it ended"
+            raise ConfigurationError(message) from None
 
     # -- durable runs (Desk(durable=True); docs/durable.md) ------------------------------
 
@@ -916,6 +941,9 @@ _run_end: ContextVar[_RunEnd | None] = ContextVar("deskwork_run_end", default=No
 
 _FINAL_EVENTS = RUN_END_EVENTS - {EventType.RUN_PAUSED}
 """The end events after which a run stores nothing (a paused run goes on when resumed)."""
+
+CANCELLED = "run cancelled"
+"""The error of a run that a cancel ended ``failed``."""
 
 _REOPENING_EVENTS = frozenset({EventType.RUN_RESUMED, EventType.RUN_RECOVERED})
 """The events a run emits once its record is ``running`` again (claimed from its pause, or

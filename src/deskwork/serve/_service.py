@@ -20,7 +20,7 @@ from deskwork.core.job import Job
 from deskwork.core.redact import redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
-from deskwork.exceptions import ConfigurationError, RunNotRunningError
+from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._tool_step import check_answered_action, check_confirmation
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
@@ -31,7 +31,7 @@ from deskwork.serve._links import RunLinks
 from deskwork.serve._models import JobIn, RunOut, RunReport
 from deskwork.serve._sse import Write
 from deskwork.store._errors import unstorable_text
-from deskwork.utils import escape_surrogates, nan_as_null, new_id, to_jsonable, utc_now
+from deskwork.utils import escape_surrogates, nan_as_null, new_id, to_jsonable
 
 __all__ = [
     "END_EVENTS",
@@ -390,29 +390,14 @@ class RunService:
             task.cancel()
             await asyncio.wait([task], timeout=10)
             return
-        if record.status == "paused" and self.desk.run_store.claim_paused(run_id):
-            self._end_paused(record)
-            return
-        raise ApiError(409, f"run {run_id} is {record.status}; only running or paused runs cancel")
-
-    def _end_paused(self, record: RunRecord) -> None:
-        errors = ["run cancelled"]
-        event = Event(
-            event_id=new_id(),
-            type=EventType.RUN_FAILED,
-            timestamp=utc_now(),
-            run_id=record.run_id,
-            source="deskwork.serve",
-            payload={"errors": errors},
-        )
-        try:  # the record and its end in one write (claimed: it ends unless ended meanwhile)
-            self.desk.run_store.finish_run(
-                record.run_id, "failed", record.output, record.output_json, None, event
+        if record.status != "paused":
+            raise ApiError(
+                409, f"run {run_id} is {record.status}; only running or paused runs cancel"
             )
-        except RunNotRunningError:
-            message = f"run {record.run_id} ended meanwhile; it stays as it ended"
-            raise ApiError(409, message) from None
-        self.desk.event_bus.emit(event)
+        try:  # claimed first: a resume elsewhere can no longer run the pending action
+            self.desk._cancel_paused(record, "deskwork.serve")
+        except ConfigurationError as exc:
+            raise ApiError(409, str(exc)) from None
 
     def view(self, run_id: str) -> RunOut:
         """``GET /runs/{id}``."""
