@@ -67,3 +67,11 @@ def test_create_app_refuses_a_poll_interval_or_body_limit_it_cannot_use(
 ) -> None:
     with pytest.raises(ConfigurationError, match=r"poll_interval|max_body_bytes"):
         create_app(make_desk(), **options)
+
+
+@pytest.mark.parametrize("port", [99999, -1, "8080"])
+def test_serve_refuses_a_port_out_of_range_before_serving(port: Any) -> None:
+    from deskwork.serve import serve
+
+    with pytest.raises(ConfigurationError, match="a port is a number from 0 to 65535"):
+        serve(make_desk(), port=port, tune=False)

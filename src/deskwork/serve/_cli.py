@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["add_demo_serve_options", "add_serve_parser", "load_desk", "run_serve"]
+__all__ = ["add_demo_serve_options", "add_serve_parser", "check_port", "load_desk", "run_serve"]
 
 
 def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,12 +54,27 @@ def add_demo_serve_options(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--port", type=_port, default=8765, help="port for --serve (default 8765)")
 
 
+def check_port(port: Any) -> int:
+    """``port`` if it is a TCP port, 0 to 65535 (the OS took 99999 as 99999 - 65536 and
+    served there).
+
+    Raises:
+        ConfigurationError: anything else.
+    """
+    from deskwork.exceptions import ConfigurationError
+    from deskwork.utils import is_integer
+
+    if not is_integer(port) or not 0 <= port <= 65535:
+        raise ConfigurationError(f"a port is a number from 0 to 65535, not {port!r}")
+    return int(port)
+
+
 def _port(text: str) -> int:
-    """A TCP port for argparse (the OS took 99999 as 99999 - 65536 and served there)."""
-    port = int(text) if text.strip().isdigit() else -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {text!r}")
-    return port
+    """``--port``: a usage error unless :func:`check_port` takes it."""
+    try:
+        return check_port(int(text) if text.strip().isdigit() else text)
+    except ValueError as exc:  # (ConfigurationError is one)
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def load_desk(target: str) -> Any:

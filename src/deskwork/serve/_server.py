@@ -11,6 +11,7 @@ from typing import Any
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
+from deskwork.serve._cli import check_port
 from deskwork.serve._security import check_token, is_loopback
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "check_bind", "serve"]
@@ -48,12 +49,18 @@ def serve(
     """Serve ``desk`` until interrupted (blocking). With ``tune`` (the default) the process
     is tuned for the server first (:func:`_tune_process`: startup objects frozen out of the
     garbage collector, a 1 ms switch interval); ``tune=False`` leaves both as they are, for
-    a process that serves next to other work of its own."""
+    a process that serves next to other work of its own.
+
+    Raises:
+        ConfigurationError: ``host`` is not this machine's and no token is given (nor
+            ``$DESKWORK_SERVE_TOKEN``), or ``port`` is not 0 to 65535.
+    """
     import uvicorn
 
     from deskwork.serve._app import create_app
 
     token = check_bind(host, token)
+    port = check_port(port)
     app = create_app(
         desk,
         runners=runners,
