@@ -75,3 +75,14 @@ def test_serve_refuses_a_port_out_of_range_before_serving(port: Any) -> None:
 
     with pytest.raises(ConfigurationError, match="a port is a number from 0 to 65535"):
         serve(make_desk(), port=port, tune=False)
+
+
+@pytest.mark.parametrize("host", ["127.example.com", "127.0.0.1.attacker.net", "0.0.0.0", "::"])
+def test_binding_beyond_loopback_needs_a_token(host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deskwork.serve._server import check_bind
+
+    monkeypatch.delenv("DESKWORK_SERVE_TOKEN", raising=False)
+    with pytest.raises(ConfigurationError, match="exposes the API"):
+        check_bind(host, None)
+    for loopback in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert check_bind(loopback, None) is None

@@ -6,6 +6,7 @@ Both answer before routing, so a refused request learns nothing about runs or ru
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -54,8 +55,15 @@ def check_token(token: str | None) -> str | None:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the server on this machine."""
-    return host in {"127.0.0.1", "::1", "localhost"} or host.startswith("127.")
+    """Whether binding ``host`` keeps the server on this machine: ``localhost`` or a loopback
+    address (``127.x.x.x``, ``::1``), not a name that merely starts with ``127.``
+    (``127.example.com`` can resolve anywhere)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 async def reply(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
