@@ -86,3 +86,22 @@ def test_binding_beyond_loopback_needs_a_token(host: str, monkeypatch: pytest.Mo
         check_bind(host, None)
     for loopback in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
         assert check_bind(loopback, None) is None
+
+
+async def test_served_without_a_token_it_answers_only_requests_to_this_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import uvicorn
+
+    from deskwork.serve import serve
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))
+    monkeypatch.delenv("DESKWORK_SERVE_TOKEN", raising=False)
+    serve(make_desk(), tune=False)
+    transport = httpx.ASGITransport(app=served[0])
+    for host, status in [("127.0.0.1:8765", 200), ("localhost", 200), ("[::1]:8765", 200),
+                         ("rebound.example.com", 400), ("127.evil.example:8765", 400)]:  # fmt: skip
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            answer = await client.get("/runners", headers={"host": host})
+        assert answer.status_code == status, host

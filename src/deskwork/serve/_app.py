@@ -92,6 +92,7 @@ def create_app(
     poll_interval: float = 0.5,
     rate_limit: float | None = None,
     rate_burst: int = 20,
+    local_only: bool = False,
 ) -> FastAPI:
     """The HTTP API and web viewer of ``desk``.
 
@@ -106,6 +107,10 @@ def create_app(
         rate_limit: requests a second each client address may make (bursts of
             ``rate_burst``); over it, 429 with ``Retry-After``. Off when ``None``.
         rate_burst: the burst ``rate_limit`` allows.
+        local_only: answer only requests addressed to this machine (``Host`` is
+            ``localhost`` or a loopback address; 400 otherwise), so a web page whose name
+            resolves to 127.0.0.1 (DNS rebinding) cannot use an API that has no token.
+            :func:`~deskwork.serve.serve` sets it when it serves without a token.
 
     Raises:
         ConfigurationError: ``token`` is only whitespace (one with whitespace around it is
@@ -173,7 +178,9 @@ def create_app(
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
-    app.add_middleware(SecurityMiddleware, token=token, max_body_bytes=max_body_bytes)
+    app.add_middleware(
+        SecurityMiddleware, token=token, max_body_bytes=max_body_bytes, local_only=local_only
+    )
     if rate_limit is not None:  # outermost: token guesses are limited too
         app.add_middleware(RateLimitMiddleware, rate=rate_limit, burst=rate_burst)
     app.own_middleware = len(app.user_middleware)

@@ -21,6 +21,7 @@ __all__ = [
     "SecurityMiddleware",
     "Send",
     "check_token",
+    "host_name",
     "is_loopback",
     "is_public",
     "reply",
@@ -58,7 +59,7 @@ def is_loopback(host: str) -> bool:
     """Whether binding ``host`` keeps the server on this machine: ``localhost`` or a loopback
     address (``127.x.x.x``, ``::1``), not a name that merely starts with ``127.``
     (``127.example.com`` can resolve anywhere)."""
-    if host == "localhost":
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -93,24 +94,41 @@ def is_public(scope: Scope) -> bool:
     )
 
 
+def host_name(header: bytes) -> str:
+    """The host of a ``Host`` header, without its port (``[::1]:8765`` -> ``::1``)."""
+    text = header.decode("latin-1").strip()
+    if text.startswith("["):
+        return text[1:].partition("]")[0]
+    return text.rpartition(":")[0] if text.count(":") == 1 else text
+
+
 class SecurityMiddleware:
-    """Refuses requests without the bearer token (401) and bodies over the limit (413).
+    """Refuses requests without the bearer token (401) and bodies over the limit (413);
+    with ``local_only``, requests whose ``Host`` is not this machine (400).
 
     The viewer's static files are public (they hold no data); the viewer sends the token
     with its API calls.
     """
 
-    def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, token: str | None, max_body_bytes: int, local_only: bool = False
+    ) -> None:
         self.app = app
         token = check_token(token)
         self.token = token.encode() if token else None
         self.max_body_bytes = max_body_bytes
+        self.local_only = local_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        if self.local_only and not is_loopback(host_name(headers.get(b"host", b""))):
+            # a page of another site whose name now resolves to 127.0.0.1 (DNS rebinding)
+            # is same-origin to the browser: it could read runs and answer pauses
+            await reply(send, 400, "this server answers requests to localhost only", [])
+            return
         if self.token is not None and not is_public(scope) and not self._authorized(headers):
             await reply(
                 send, 401, "missing or invalid bearer token", [(b"www-authenticate", b"Bearer")]

@@ -68,6 +68,7 @@ def serve(
         cors_origins=cors_origins,
         rate_limit=rate_limit,
         rate_burst=rate_burst,
+        local_only=token is None,  # (only loopback binds go without a token)
     )
     if tune:
         _tune_process()
