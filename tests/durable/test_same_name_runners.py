@@ -7,6 +7,7 @@ dave's instructions."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,14 +15,26 @@ import pytest
 
 from deskwork import Desk, Worker
 from deskwork.core.report import Report
-from deskwork.testing import ScriptedAdapter, reply
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+HOLD = threading.Event()
+HELD = threading.Event()
+
+
+@tool
+def hold() -> str:
+    """Holds the queue until the test lets go."""
+    HELD.set()
+    HOLD.wait(30)
+    return "held"
 
 
 @pytest.fixture
 def desk(tmp_path: Path) -> Iterator[Desk]:
     desk = Desk(
         model="m",
-        adapter=ScriptedAdapter([reply("ok")] * 20),
+        adapter=ScriptedAdapter([call_tool("hold"), *[reply("ok")] * 20]),
         storage_dir=tmp_path,
         durable=True,
     )
@@ -41,18 +54,48 @@ def _assistant(user: str) -> Worker:
 USERS = ("alice", "bob", "carol", "dave")
 
 
+def _spend_the_tool_call(desk: Desk) -> None:
+    """Run the script's first turn (the tool call the last test's blocker makes)."""
+    HOLD.set()
+    desk.run(Worker(name="warm", tools=[hold]), "warm up")
+
+
 def test_concurrent_runs_each_run_with_their_own_runner(desk: Desk) -> None:
     async def main() -> list[Report]:
         return await asyncio.gather(*(desk.arun(_assistant(u), f"hi, {u}") for u in USERS))
 
+    _spend_the_tool_call(desk)
     reports = asyncio.run(main())
 
     assert [_instructions(r) for r in reports] == [f"The user is {u}." for u in USERS]
 
 
 def test_submitted_runs_each_run_with_their_own_runner(desk: Desk) -> None:
+    _spend_the_tool_call(desk)
     run_ids = [desk.submit(_assistant(u), f"hi, {u}") for u in USERS]
 
     reports = [desk.result(run_id, timeout=60) for run_id in run_ids]
 
+    assert [_instructions(r) for r in reports] == [f"The user is {u}." for u in USERS]
+
+
+def test_queued_runs_keep_their_runner_past_any_cache_and_another_unregister(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskwork.runtime import _durable
+    from deskwork.runtime import desk as desk_module
+
+    monkeypatch.setattr(_durable, "_declared", {})  # queue declarations are process-wide
+    monkeypatch.setattr(desk_module, "LIVE_CACHE_LIMIT", 1)  # many runs or pauses meanwhile
+    HOLD.clear()
+    HELD.clear()
+    desk.queue("one-at-a-time", concurrency=1)
+    blocker = desk.submit(Worker(name="blocker", tools=[hold]), "hold", queue="one-at-a-time")
+    assert HELD.wait(30)
+    run_ids = [desk.submit(_assistant(u), f"hi, {u}", queue="one-at-a-time") for u in USERS]
+    desk.unregister(_assistant("zed"))  # another runner of that name, forgotten
+    HOLD.set()
+
+    assert desk.result(blocker, timeout=60).status == "completed"
+    reports = [desk.result(run_id, timeout=60) for run_id in run_ids]
     assert [_instructions(r) for r in reports] == [f"The user is {u}." for u in USERS]

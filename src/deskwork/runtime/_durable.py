@@ -164,6 +164,7 @@ async def _execute(request: dict[str, Any]) -> dict[str, Any]:
         raise
     finally:
         tool_step_hook.reset(token)
+        _forget_given(run_id)  # a paused run keeps it in desk._live_runners
     if request.get("caller") == DBOS.executor_id:  # the caller awaits it in this process
         _live_reports[run_id] = report
     return _dump(report)
@@ -387,9 +388,7 @@ async def aresume(
     await _on_loop()
     if desk._live_runners.get(run_id) is not runner:
         desk.register(runner)  # by name: recovery in another process finds it so
-        from deskwork.runtime.desk import _remember  # desk.py imports this module
-
-        _remember(desk._live_runners, run_id, runner)  # this very runner resumes it here
+        _engine().given[run_id] = (desk, runner)  # this very runner resumes it here
     resumes = sum(1 for e in desk.run_store.get_events(run_id) if e.type == EventType.RUN_RESUMED)
     workflow_id = f"{run_id}.resume.{resumes + 1}"
     request = {
@@ -404,12 +403,14 @@ async def aresume(
     }
     if on_event is not None:
         _listeners[workflow_id] = on_event
-    with SetWorkflowID(workflow_id):
-        handle = await DBOS.start_workflow_async(_run_workflow, request)
     try:
+        with SetWorkflowID(workflow_id):
+            handle = await DBOS.start_workflow_async(_run_workflow, request)
         await handle.get_result()
     except Exception as exc:
         return _failed_run(desk, run_id, exc)
+    finally:
+        _forget_given(run_id)
     return _finished(desk, run_id)
 
 
@@ -499,6 +500,10 @@ class _Engine:
         self.queues: set[str] = set()
         self.app_name = os.environ.get("DESKWORK_APP_NAME", APP_NAME)
         self.fence: Fence | None = None
+        self.given: dict[str, tuple[Desk, Runner]] = {}
+        """The runners given to runs this process started, resumes or queued on a queue it
+        serves, by run id, until the run ends here (or ``result``/``cancel`` here sees it
+        end): two runners of one name (one made per request) each run their own runs."""
         for attempt in range(_LAUNCH_ATTEMPTS):
             try:
                 self._launch(queues)
@@ -563,8 +568,15 @@ class _Engine:
     def find(
         self, runner_type: str, runner_name: str, run_id: str | None = None
     ) -> tuple[Desk | None, Runner | None]:
-        """The desk and runner of a run: the exact runner that paused ``run_id`` in this
-        process (one not registered by name, as a model-made subworker), else by name."""
+        """The desk and runner of a run: the exact runner ``run_id`` was given in this process
+        (:attr:`given`), or that paused it here (one not registered by name, as a model-made
+        subworker), else the runner registered under that name."""
+        given = self.given.get(run_id) if run_id is not None else None
+        if given is not None and (given[1].runner_type, given[1].name) == (
+            runner_type,
+            runner_name,
+        ):
+            return given
         desks = list(self.desks)
         for desk in desks:
             live = desk._live_runners.get(run_id) if run_id is not None else None
@@ -702,6 +714,13 @@ _engine_lock = threading.Lock()
 _current: list[_Engine] = []
 
 
+def _forget_given(run_id: str) -> None:
+    """Drop the runner given to ``run_id`` (:attr:`_Engine.given`); nothing while DBOS stops
+    (the engine is gone: a run it cancels must stay unfinished, not fail on this)."""
+    if _current:
+        _current[0].given.pop(run_id, None)
+
+
 def _engine() -> _Engine:
     if not _current:
         raise ConfigurationError("no durable desk in this process")
@@ -741,6 +760,9 @@ def release(desk: Desk, *, drain_seconds: int = 0) -> None:
             return
         engine = _current[0]
         engine.desks.discard(desk)
+        for run_id, (owner, _) in list(engine.given.items()):
+            if owner is desk:
+                del engine.given[run_id]
         if not list(engine.desks):
             _current.pop().shutdown(drain_seconds)
 
@@ -772,7 +794,7 @@ async def arun(
     on_event: Callable[[Event], None] | None = None,
 ) -> Report:
     """Run ``job`` as a DBOS workflow in this process and wait for its report."""
-    engine_for(desk)
+    engine = engine_for(desk)
     await _on_loop()
     desk.register(runner)  # by name: recovery in another process finds it so
     if on_event is not None:
@@ -780,14 +802,16 @@ async def arun(
     from deskwork.runtime.desk import _remember  # desk.py imports this module
 
     _remember(desk._live_jobs, run_id, job)  # as Desk._start does: for _run and a resume here
-    _remember(desk._live_runners, run_id, runner)  # not another runner of its name (find)
+    engine.given[run_id] = (desk, runner)  # not another runner of its name (find)
     request = {**_request(run_id, runner, job, stream, limits), "caller": DBOS.executor_id}
-    with SetWorkflowID(run_id):
-        handle = await DBOS.start_workflow_async(_run_workflow, request)
     try:
+        with SetWorkflowID(run_id):
+            handle = await DBOS.start_workflow_async(_run_workflow, request)
         await handle.get_result()
     except Exception as exc:  # the workflow itself failed (not the run: that is a report)
         return _failed_run(desk, run_id, exc)
+    finally:
+        _forget_given(run_id)
     return _finished(desk, run_id)
 
 
@@ -821,9 +845,8 @@ def submit(
         )
     engine = engine_for(desk)
     desk.register(runner)  # by name: a worker process finds it so
-    from deskwork.runtime.desk import _remember  # desk.py imports this module
-
-    _remember(desk._live_runners, run_id, runner)  # run here: not another runner of its name
+    if _serves(queue):  # it may run here: with this runner, not another of its name
+        engine.given[run_id] = (desk, runner)
     request = {**_request(run_id, runner, job, None, None), "queue": queue, "timeout": timeout}
     Job.from_state(request["job"])  # a worker runs the stored form: its schema must load
 
@@ -836,6 +859,13 @@ def submit(
 
     _off_loop(enqueue)
     return run_id
+
+
+def _serves(queue: str) -> bool:
+    """Whether this process runs queued runs of ``queue`` (``$DESKWORK_QUEUES``, ``deskwork
+    worker --queue``)."""
+    listening: list[str] | None = _dbos()._listening_queues
+    return listening is None or queue in listening
 
 
 def _rate_limited(queue: str) -> bool:
@@ -897,6 +927,7 @@ async def _await_workflow(
         if state is None:
             raise ConfigurationError(f"no durable run {run_id!r}")
         if state in _DONE:
+            _forget_given(run_id)  # it ended elsewhere: it runs here no more
             break
         if deadline is not None and loop.time() >= deadline:
             raise TimeoutError(f"run {run_id} did not end within {timeout} s")
@@ -992,7 +1023,7 @@ def cancel(desk: Desk, run_id: str) -> None:
         ConfigurationError: there is no durable run ``run_id`` (nothing is stored).
     """
     _check_known(run_id)
-    engine_for(desk)
+    engine_for(desk).given.pop(run_id, None)  # a queued run: it runs nowhere now
     found = _off_loop(lambda: _cancel_workflows(run_id))
     if not found and desk.run_store.get_run(run_id) is None:
         raise ConfigurationError(f"no durable run {run_id!r}")
