@@ -68,7 +68,7 @@ from deskwork.runtime._durable_versions import code_digest, pinned_version, refu
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
 from deskwork.runtime._fence import Fence
 from deskwork.runtime._queues import (
-    MAX_LIMIT,
+    INTEGER_MAX,
     MODEL_RATE_PERIOD_SECONDS,
     QueueSettings,
     check_queue_name,
@@ -112,7 +112,7 @@ RUN_UNRECOVERABLE = EventType.RUN_UNRECOVERABLE
 APP_NAME = "deskwork"
 QUEUE_POLL_SECONDS = 0.2
 GATE_POLL_SECONDS = 0.1
-MAX_PRIORITY = MAX_LIMIT
+MAX_PRIORITY = INTEGER_MAX
 MAX_TIMEOUT_SECONDS = 10**9
 """The longest run ``timeout`` (~31 years): DBOS keeps its deadline in epoch milliseconds, a
 database ``bigint`` (1e300 s raised the driver's overflow error)."""

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from deskwork.store._errors import unstorable_text
 from deskwork.utils import is_integer
 
-__all__ = ["MAX_LIMIT", "QueueSettings", "check_queue_name"]
+__all__ = ["INTEGER_MAX", "QueueSettings", "check_queue_name"]
 
 MODEL_RATE_PERIOD_SECONDS = 60.0
 """The rolling window of ``model_requests_per_minute``."""
-MAX_LIMIT = 2**31 - 1
+INTEGER_MAX = 2**31 - 1
 """The largest limit or priority DBOS's queue tables keep (a PostgreSQL ``integer``)."""
 
 
@@ -39,9 +39,9 @@ class QueueSettings:
         check_queue_name(self.name)
         for field in ("concurrency", "worker_concurrency", "model_requests_per_minute"):
             value = getattr(self, field)
-            if value is not None and not (is_integer(value) and 1 <= value <= MAX_LIMIT):
+            if value is not None and not (is_integer(value) and 1 <= value <= INTEGER_MAX):
                 raise ValueError(
-                    f"queue {self.name!r}: {field} must be a whole number 1 .. {MAX_LIMIT}"
+                    f"queue {self.name!r}: {field} must be a whole number 1 .. {INTEGER_MAX}"
                     f" (or None), not {value!r}"
                 )
         if (
