@@ -163,3 +163,18 @@ def test_an_answer_names_the_action_it_answers(live_factory: Any, page: Any) -> 
     page.click("#approve")
     page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
     assert sent == [{"decision": True, "action_id": paused["pending_action"]["action_id"]}]
+
+
+def test_the_viewer_cannot_be_framed_by_another_page(
+    live_factory: Any, page: Any, tmp_path: Path
+) -> None:
+    live = live_factory()
+    headers = httpx.get(live.url + "/").headers
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY"
+    framing = tmp_path / "framing.html"
+    framing.write_text(f'<iframe id="f" src="{live.url}/"></iframe>')
+    page.goto(framing.as_uri())
+    page.wait_for_timeout(1500)
+    frame = page.frame_locator("#f")
+    assert frame.locator("#runs").count() == 0  # the browser refused to show it

@@ -358,6 +358,15 @@ def _agui_routes() -> APIRouter:
     return router
 
 
+_VIEWER_HEADERS = {
+    # nothing but this server's own files and API; no page of another site may frame it
+    # (it would lay its own content over the Approve button: clickjacking)
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
 def _viewer(app: FastAPI) -> None:
     static = files("deskwork.serve") / "static"
     index = (static / "index.html").read_text(encoding="utf-8")
@@ -365,4 +374,4 @@ def _viewer(app: FastAPI) -> None:
 
     @app.get("/", include_in_schema=False)
     async def viewer() -> HTMLResponse:
-        return HTMLResponse(index)
+        return HTMLResponse(index, headers=_VIEWER_HEADERS)
