@@ -19,8 +19,10 @@ def test_submit_refuses_a_runner_without_a_string_name(tmp_path: Path) -> None:
         model="m", adapter=ScriptedAdapter([reply("ok")]), storage_dir=tmp_path, durable=True
     )
     try:
+        unnamed = Worker(name="w")
+        unnamed.name = None  # type: ignore[assignment]  # Worker(name=None) is refused itself
         with pytest.raises(ConfigurationError, match="name must be a string"):
-            desk.submit(Worker(name=None), Job(input="hi"))  # type: ignore[arg-type]
+            desk.submit(unnamed, Job(input="hi"))
         assert desk.run_store.list_runs() == []
     finally:
         desk.close()
