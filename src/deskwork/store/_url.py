@@ -76,30 +76,53 @@ def sqlite_path(url: str) -> Path | None:
 
 def redact_url(url: str) -> str:
     """``url`` without its password (safe for messages and logs), spelled as the rest of
-    deskwork spells it: ``postgresql://user:<redacted>@host/db``."""
+    deskwork spells it: ``postgresql://user:<redacted>@host/db``; a password given in the
+    query (``?password=...``, ``sslpassword``: libpq takes both) is masked too."""
     try:
         parts = urlsplit(url)
+        password = parts.password
     except ValueError:
         return "<unparsable database URL>"
-    if parts.password is None:
-        return url
+    items = _query_secrets(parts.query)
+    if password is None and all(value is None for _, _, value in items):
+        return url  # as written (urlunsplit would drop a slash of sqlite:////path)
+    query = "&".join(
+        f"{name}={REDACTED}" if value is not None else item for item, name, value in items
+    )
+    if password is None:
+        return urlunsplit(parts._replace(query=query))
     netloc = parts.netloc.rsplit("@", 1)
     user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:{REDACTED}@{netloc[-1]}"))
+    return urlunsplit(parts._replace(netloc=f"{user}:{REDACTED}@{netloc[-1]}", query=query))
 
 
 def scrub(text: str, url: str) -> str:
-    """``text`` (a driver's error message, as it is) with the password of ``url`` masked,
-    as the URL spells it and percent-decoded (as a driver uses it, and may quote it), then
-    any other secret redacted (:func:`redact_text`; after the password, which may hold an
-    ``@`` that would cut a quoted URL's password short)."""
+    """``text`` (a driver's error message, as it is) with the passwords of ``url`` masked
+    (its own and any in its query), as the URL spells them and percent-decoded (as a driver
+    uses them, and may quote them), then any other secret redacted (:func:`redact_text`;
+    after the passwords, which may hold an ``@`` that would cut a quoted URL's password
+    short)."""
     try:
-        password = urlsplit(url).password
+        parts = urlsplit(url)
+        passwords = [parts.password or ""]
     except ValueError:
-        password = None
-    if password:
-        text = str(hide_values(text, [password, unquote(password)]))
+        return redact_text(text)
+    passwords += [value for _, _, value in _query_secrets(parts.query) if value is not None]
+    hidden = {form for p in passwords if p for form in (p, unquote(p))}
+    if hidden:
+        text = str(hide_values(text, sorted(hidden, key=len, reverse=True)))
     return redact_text(text)
+
+
+def _query_secrets(query: str) -> list[tuple[str, str, str | None]]:
+    """Each ``name=value`` item of a URL's query with its name, and its value (as written)
+    when it is a secret (libpq's ``password`` and ``sslpassword``), else ``None``."""
+    found: list[tuple[str, str, str | None]] = []
+    for item in query.split("&"):
+        name, _, value = item.partition("=")
+        secret = unquote(name).strip().lower() in ("password", "sslpassword")
+        found.append((item, name, value if secret else None))
+    return found
 
 
 def open_run_store(url: str) -> RunStore:
