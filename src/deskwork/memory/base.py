@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["ExternalMemoryStore", "MemoryStore"]
 
@@ -16,6 +16,11 @@ class MemoryStore(ABC):
     second :meth:`close` does nothing; what was written before stays (a store on disk
     reopened shows it).
     """
+
+    blocking: ClassVar[bool] = False
+    """Whether a write takes long enough to stall an event loop (an embedding model, a
+    remote service): the runtime then makes its own writes (a worker's last output) on a
+    thread. ``False``: a write as quick as a run store's, made on the loop."""
 
     @abstractmethod
     def write(self, key: str, value: Any, scope: str) -> None:

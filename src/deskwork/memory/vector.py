@@ -115,6 +115,8 @@ class VectorMemoryStore(MemoryStore):
             with another embedding.
     """
 
+    blocking = True  # a write embeds its chunks: seconds for a long text on a CPU
+
     def __init__(
         self,
         path: str | Path,

@@ -21,6 +21,7 @@ from deskwork.utils import to_jsonable
 if TYPE_CHECKING:
     from deskwork.core.state import RunState
     from deskwork.core.types import RunStatus
+    from deskwork.memory.base import MemoryStore
     from deskwork.runtime.config import RunConfig
     from deskwork.runtime.worker import Worker
 
@@ -65,6 +66,9 @@ async def _drive(run: WorkerRun, step: NextStep | None) -> tuple[Report, RunStat
             break
         run.iteration += 1
         step = await _take_turn(run)
+    desk = run.config.desk
+    if isinstance(step, FinalOutput) and desk is not None:
+        await _remember(desk.memory_store, run, step)
     return _finish(run, step)
 
 
@@ -95,7 +99,6 @@ def _finish(run: WorkerRun, step: NextStep) -> tuple[Report, RunState]:
     }
     if isinstance(step, FinalOutput):
         report = _report(run, "completed", content=step.content, data=step.data)
-        _remember(run, step)
         run.emit(EventType.WORKER_COMPLETED, {})
         return report, run.to_state("completed")
     if isinstance(step, Interruption):
@@ -139,9 +142,14 @@ def _last_reasoning(run: WorkerRun) -> str | None:
     return None
 
 
-def _remember(run: WorkerRun, step: FinalOutput) -> None:
-    desk = run.config.desk
-    if desk is None:
-        return
-    value = step.data if step.data is not None else step.content
-    desk.memory_store.write(LAST_OUTPUT_KEY, to_jsonable(value), run.worker.scope)
+async def _remember(store: MemoryStore, run: WorkerRun, step: FinalOutput) -> None:
+    """Keep the run's output as the worker's last output in the desk's memory ``store``; off
+    the event loop for a store whose writes block (``MemoryStore.blocking``: an embedding
+    model's, which took seconds for a long reply and stopped every other run meanwhile)."""
+    value = to_jsonable(step.data if step.data is not None else step.content)
+    if store.blocking:
+        import asyncio  # loaded with the run's loop already
+
+        await asyncio.to_thread(store.write, LAST_OUTPUT_KEY, value, run.worker.scope)
+    else:
+        store.write(LAST_OUTPUT_KEY, value, run.worker.scope)
