@@ -31,6 +31,7 @@ from system import (
 )
 
 from deskwork import Desk, Event, Report
+from deskwork.core.redact import describe_exception
 from deskwork.graph import (
     CircuitBreakerOpenError,
     OrchestratorError,
@@ -105,8 +106,8 @@ async def create_incident(
         raise HTTPException(status_code=429, detail="Rate limit exceeded") from exc
     except CircuitBreakerOpenError as exc:
         raise HTTPException(status_code=503, detail="Service temporarily unavailable") from exc
-    except OrchestratorError as exc:
-        raise HTTPException(status_code=500, detail=str(exc)) from exc
+    except OrchestratorError as exc:  # its text may quote a secret: redacted
+        raise HTTPException(status_code=500, detail=describe_exception(exc)) from exc
     if report.status != "completed":
         code = _failure_status(desk, report)
         raise HTTPException(
@@ -150,7 +151,7 @@ async def stream_incident(
             outcome = {"run_id": report.run_id, "status": report.status, "errors": report.errors}
             queue.put_nowait(_sse("report", {**outcome, "report": report.content}))
         except Exception as exc:  # the run could not start: say so instead of just hanging up
-            queue.put_nowait(_sse("error", {"error": f"{type(exc).__name__}: {exc}"}))
+            queue.put_nowait(_sse("error", {"error": describe_exception(exc)}))
         finally:
             queue.put_nowait(None)
 

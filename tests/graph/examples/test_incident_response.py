@@ -365,3 +365,32 @@ async def test_a_model_talking_nonsense_fails_the_incident_run_clearly(
     failed = [e.payload for e in report.events if e.type == "graph.agent.failed"]
     assert failed and failed[0]["agent_name"] == "supervisor"
     assert desk.run_store.get_run(report.run_id).status == "failed"  # type: ignore[union-attr]
+
+
+async def test_app_errors_carry_no_secret(example: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import structlog
+
+    logging_config = structlog.get_config()  # the app configures structlog when imported
+    monkeypatch.delitem(sys.modules, "app", raising=False)
+    try:
+        app_module = importlib.import_module("app")
+    finally:
+        structlog.configure(**logging_config)
+        sys.modules.pop("app", None)  # kept here only: no other test imports this one
+    secret = "sk-live-abcdefghijklmnopqrstuvwxyz0123456789"
+
+    async def fails(*_: Any, **__: Any) -> Any:
+        from deskwork.graph import OrchestratorError
+
+        raise OrchestratorError(f"the provider refused key {secret}")
+
+    monkeypatch.setattr(app_module, "handle_incident", fails)
+    app_module.app.state.system = app_module.app.state.desk = None
+    transport = httpx.ASGITransport(app=app_module.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        headers = {"X-User-Id": "ops"}
+        failed = await client.post("/incident", json={"alert": "x"}, headers=headers)
+        streamed = await client.post("/incident/stream", json={"alert": "x"}, headers=headers)
+    assert failed.status_code == 500 and "refused key" in failed.text
+    assert "refused key" in streamed.text
+    assert secret not in failed.text + streamed.text
