@@ -89,3 +89,11 @@ def test_the_demo_with_a_storage_dir_that_is_a_file_is_one_line(
     err = capsys.readouterr().err
     assert "error: cannot make the directory of the deskwork database" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_target_function_that_needs_arguments_is_one_line(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "json:loads"]) == 2
+    assert "error: json:loads needs arguments" in capsys.readouterr().err

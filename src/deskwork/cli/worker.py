@@ -11,7 +11,6 @@ over by another worker or by ``recover()``.
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import signal
@@ -20,6 +19,7 @@ import threading
 from typing import Any
 
 from deskwork._logs import get_stdlib_logger
+from deskwork.cli import _target
 from deskwork.exceptions import ConfigurationError
 from deskwork.utils import is_number
 
@@ -35,26 +35,7 @@ def load_desk(target: str) -> Any:
     Raises:
         ConfigurationError: the target is malformed, missing, or not a durable desk.
     """
-    from deskwork.runtime.desk import Desk
-
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise ConfigurationError(f"expected MODULE:ATTR (for example app:desk), not {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r}: {exc}") from exc
-    value = module
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise ConfigurationError(f"{module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
-    desk = value() if callable(value) and not isinstance(value, Desk) else value
-    if not isinstance(desk, Desk) or not desk.durable:
-        raise ConfigurationError(f"{target} is not a Desk(durable=True)")
-    return desk
+    return _target.load_desk(target, durable=True)
 
 
 def serve(

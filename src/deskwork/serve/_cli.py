@@ -6,8 +6,6 @@ Importing this module does not import FastAPI or uvicorn (the CLI parser uses it
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
 from typing import Any
 
@@ -78,23 +76,14 @@ def _port(text: str) -> int:
 
 
 def load_desk(target: str) -> Any:
-    """The desk named by ``MODULE:ATTR`` (called first when it is a function)."""
-    from deskwork.runtime.desk import Desk
+    """The desk named by ``MODULE:ATTR`` (called first when it is a function).
 
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"expected MODULE:ATTR (for example app.main:desk), not {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    module = importlib.import_module(module_name)
-    value: Any = module
-    for part in attr.split("."):
-        value = getattr(value, part)
-    if not isinstance(value, Desk) and callable(value):
-        value = value()
-    if not isinstance(value, Desk):
-        raise ValueError(f"{target} is a {type(value).__name__}, not a deskwork Desk")
-    return value
+    Raises:
+        ConfigurationError: see :func:`deskwork.cli._target.load_desk`.
+    """
+    from deskwork.cli._target import load_desk as load
+
+    return load(target)
 
 
 def run_serve(args: argparse.Namespace) -> int:

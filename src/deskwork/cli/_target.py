@@ -1,0 +1,68 @@
+"""The desk a command names as ``MODULE:ATTR`` (``deskwork serve``, ``deskwork worker``)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from deskwork.exceptions import ConfigurationError
+
+if TYPE_CHECKING:
+    from deskwork.runtime.desk import Desk
+
+__all__ = ["load_desk"]
+
+
+def load_desk(target: str, *, durable: bool = False) -> Desk:
+    """The desk at ``MODULE:ATTR`` (a Desk, or a function of no arguments returning one),
+    imported from the working directory or ``PYTHONPATH``; with ``durable``, it must be a
+    ``Desk(durable=True)``.
+
+    Raises:
+        ConfigurationError: the target is malformed, does not import, names nothing, names
+            a function that needs arguments, or is not a (durable) desk.
+    """
+    from deskwork.runtime.desk import Desk
+
+    value = _attribute(target)
+    if not isinstance(value, Desk) and callable(value):
+        _check_no_arguments(target, value)
+        value = value()
+    if durable and not (isinstance(value, Desk) and value.durable):
+        raise ConfigurationError(f"{target} is not a Desk(durable=True)")
+    if not isinstance(value, Desk):
+        raise ConfigurationError(f"{target} is a {type(value).__name__}, not a deskwork Desk")
+    return value
+
+
+def _attribute(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"expected MODULE:ATTR (for example app:desk), not {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise ConfigurationError(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _check_no_arguments(target: str, function: Any) -> None:
+    """A function the command calls with no arguments must take none (calling
+    ``json:loads`` failed with a ``TypeError`` traceback)."""
+    try:
+        inspect.signature(function).bind()
+    except TypeError:
+        raise ConfigurationError(
+            f"{target} needs arguments: name a Desk, or a function of no arguments returning one"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call say
+        return
