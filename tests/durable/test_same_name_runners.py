@@ -99,3 +99,23 @@ def test_queued_runs_keep_their_runner_past_any_cache_and_another_unregister(
     assert desk.result(blocker, timeout=60).status == "completed"
     reports = [desk.result(run_id, timeout=60) for run_id in run_ids]
     assert [_instructions(r) for r in reports] == [f"The user is {u}." for u in USERS]
+
+
+def test_the_runners_of_runs_ended_elsewhere_are_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskwork.runtime import _durable
+
+    monkeypatch.setattr(_durable, "SWEEP_FLOOR", 4, raising=False)
+    monkeypatch.setattr(_durable, "_serves", lambda queue: True)  # it could run them here
+    monkeypatch.setenv("DESKWORK_QUEUES", "default")  # ... but another process does
+    desk = Desk(model="m", adapter=ScriptedAdapter([]), storage_dir=tmp_path, durable=True)
+    try:
+        first = [desk.submit(_assistant(u), "hi", queue="elsewhere") for u in USERS]
+        for run_id in first:  # ended by another process ('deskwork runs fail')
+            assert _durable.cancel_in_database(desk.database_url, run_id)
+        later = [desk.submit(_assistant(u), "hi", queue="elsewhere") for u in USERS]
+
+        assert set(_durable._engine().given) == set(later)  # not one runner per run ever
+    finally:
+        desk.close()

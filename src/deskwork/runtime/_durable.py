@@ -73,6 +73,7 @@ from deskwork.runtime._queues import (
     QueueSettings,
     check_queue_name,
 )
+from deskwork.runtime.desk import CANCELLED
 from deskwork.store._errors import unstorable_text
 from deskwork.store._url import is_postgres, redact_url, scrub, sqlite_path
 from deskwork.tools._step_hook import tool_step_hook
@@ -487,6 +488,8 @@ def _new_executor_id() -> str:
 
 _LAUNCH_ATTEMPTS = 4
 """Launches tried while another process holds the SQLite file (migrations, WAL switch)."""
+SWEEP_FLOOR = 256
+"""Queued runs whose runners a process keeps before it first looks which have ended."""
 
 
 class _Engine:
@@ -504,6 +507,10 @@ class _Engine:
         """The runners given to runs this process started, resumes or queued on a queue it
         serves, by run id, until the run ends here (or ``result``/``cancel`` here sees it
         end): two runners of one name (one made per request) each run their own runs."""
+        self.queued: set[str] = set()
+        """The run ids in :attr:`given` by ``submit``: another process may run and end them,
+        so they are swept (:meth:`sweep`) once they double."""
+        self.sweep_at = SWEEP_FLOOR
         for attempt in range(_LAUNCH_ATTEMPTS):
             try:
                 self._launch(queues)
@@ -587,6 +594,27 @@ class _Engine:
             if runner is not None:
                 return desk, runner
         return (desks[0] if desks else None), None
+
+    def keep_queued(self, run_id: str, desk: Desk, runner: Runner) -> None:
+        """Keep the runner of a run queued here (:attr:`given`) until it ends; a sweep when
+        the queued runs have doubled keeps the table as large as the runs not ended (an API
+        server that only submits, whose runs other workers end, would keep every one)."""
+        self.given[run_id] = (desk, runner)
+        self.queued.add(run_id)
+        if len(self.queued) >= self.sweep_at:
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Forget the queued runs whose workflow has ended (one read of their statuses)."""
+        ids = [run_id for run_id in list(self.queued) if run_id in self.given]
+        ended = DBOS.list_workflows(
+            workflow_ids=ids, status=sorted(_DONE), load_input=False, load_output=False
+        )
+        gone = {status.workflow_id for status in ended} | (self.queued - set(ids))
+        for run_id in gone:
+            self.given.pop(run_id, None)
+        self.queued -= gone
+        self.sweep_at = max(SWEEP_FLOOR, 2 * len(self.queued))
 
     def queue(self, name: str) -> None:
         """Make sure ``name`` exists in the database: the declared settings of this process
@@ -719,6 +747,7 @@ def _forget_given(run_id: str) -> None:
     (the engine is gone: a run it cancels must stay unfinished, not fail on this)."""
     if _current:
         _current[0].given.pop(run_id, None)
+        _current[0].queued.discard(run_id)
 
 
 def _engine() -> _Engine:
@@ -763,6 +792,7 @@ def release(desk: Desk, *, drain_seconds: int = 0) -> None:
         for run_id, (owner, _) in list(engine.given.items()):
             if owner is desk:
                 del engine.given[run_id]
+                engine.queued.discard(run_id)
         if not list(engine.desks):
             _current.pop().shutdown(drain_seconds)
 
@@ -845,13 +875,13 @@ def submit(
         )
     engine = engine_for(desk)
     desk.register(runner)  # by name: a worker process finds it so
-    if _serves(queue):  # it may run here: with this runner, not another of its name
-        engine.given[run_id] = (desk, runner)
     request = {**_request(run_id, runner, job, None, None), "queue": queue, "timeout": timeout}
     Job.from_state(request["job"])  # a worker runs the stored form: its schema must load
 
     def enqueue() -> None:
         engine.queue(queue)
+        if _serves(queue):  # it may run here: with this runner, not another of its name
+            engine.keep_queued(run_id, desk, runner)
         request["gate"] = gate_name(queue) if _rate_limited(queue) else None
         limit = SetWorkflowTimeout(timeout) if timeout is not None else contextlib.nullcontext()
         with SetWorkflowID(run_id), SetEnqueueOptions(priority=priority), limit:
@@ -957,11 +987,9 @@ def _failed_run(desk: Desk, run_id: str, error: Any) -> Report:
     return _end_run(desk, run_id, message)
 
 
-def _end_run(
-    desk: Desk, run_id: str, message: str, ending: tuple[str, ...] = ("running",)
-) -> Report:
+def _end_run(desk: Desk, run_id: str, message: str) -> Report:
     """End ``run_id`` ``failed`` with ``message`` if its record is missing (a queued run) or
-    has a status of ``ending``; its report.
+    ``running``; its report (a paused one ends by ``Desk._cancel_paused``, which claims it).
 
     The end goes the desk's end path: one conditional write of the record with its event
     (``RunStore.finish_run``), so a run that ends between the read here and that write, in
@@ -969,7 +997,7 @@ def _end_run(
     record = desk.run_store.get_run(run_id)
     if record is None:
         desk.run_store.begin_run(run_id, None)
-    if record is None or record.status in ending:
+    if record is None or record.status == "running":
         from deskwork.runtime.desk import _RunEnd
 
         end = _RunEnd(run_id, "failed", None, None, None)
@@ -979,9 +1007,6 @@ def _end_run(
     if not report.errors:
         report.errors = [message]
     return report
-
-
-CANCELLED = "run cancelled"
 
 
 _CLOCK_MS = 1000
@@ -1016,18 +1041,34 @@ async def _end_if_cancelled(desk: Desk, run_id: str, workflow_id: str) -> None:
 
 def cancel(desk: Desk, run_id: str) -> None:
     """Cancel a queued, running or paused durable run: a running one stops at its next step;
-    each ends ``failed`` ("run cancelled"), a paused one resumes no more. Its child workflows
-    (model-call admissions, fanned-out members) are cancelled with it.
+    each ends ``failed`` ("run cancelled"). A paused one's pause is claimed first, as a
+    resume does, so no resume (here or in another process) runs its pending action after.
+    Its child workflows (model-call admissions, fanned-out members) are cancelled with it.
 
     Raises:
-        ConfigurationError: there is no durable run ``run_id`` (nothing is stored).
+        ConfigurationError: there is no durable run ``run_id`` (nothing is stored); or the
+            run was paused and a resume claimed it meanwhile: it goes on, not cancelled.
     """
     _check_known(run_id)
-    engine_for(desk).given.pop(run_id, None)  # a queued run: it runs nowhere now
+    engine_for(desk)
+    _forget_given(run_id)  # a queued run: it runs nowhere now
+    if _cancel_if_paused(desk, run_id):  # claimed before anything: no resume can start
+        return
     found = _off_loop(lambda: _cancel_workflows(run_id))
     if not found and desk.run_store.get_run(run_id) is None:
         raise ConfigurationError(f"no durable run {run_id!r}")
-    _end_run(desk, run_id, CANCELLED, ("running", "paused"))
+    if not _cancel_if_paused(desk, run_id):  # (it paused before the cancel reached it)
+        _end_run(desk, run_id, CANCELLED)
+
+
+def _cancel_if_paused(desk: Desk, run_id: str) -> bool:
+    """End ``run_id`` as cancelled if it is paused, claiming its pause first
+    (``Desk._cancel_paused``); whether it was paused."""
+    record = desk.run_store.get_run(run_id)
+    if record is None or record.status != "paused":
+        return False
+    desk._cancel_paused(record)
+    return True
 
 
 def _cancel_workflows(run_id: str) -> bool:
