@@ -14,9 +14,10 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import os
 import pickle
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +26,12 @@ from dbos._context import get_local_dbos_context
 
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse, StreamChunk
 from deskwork.core.redact import (
-    exception_tells_secrets,
     exception_text,
+    known_credentials,
     redact,
     redact_exception,
+    redact_text,
+    rewrite_exception,
 )
 from deskwork.exceptions import DeskworkError
 from deskwork.utils import to_jsonable
@@ -163,12 +166,39 @@ def _storable_response(response: ModelResponse) -> ModelResponse:
     return response.model_copy(update={"raw": None})
 
 
+def _keeps_no_secret(value: Any) -> bool:
+    """Whether ``value`` pickles, as DBOS checkpoints it, into texts and bytes none of which
+    holds anything redaction replaces or a provider key of the environment: an exception's
+    own text is not all a pickle of it keeps (an ``httpx.HTTPStatusError`` keeps its
+    request, ``Authorization: Bearer ...`` header and all, while its message reads clean)."""
+    try:
+        data = pickle.dumps(value)
+    except Exception:
+        return False
+    keys = known_credentials(env=os.environ)
+    return not any(
+        redact_text(text) != text or any(key in text for key in keys)
+        for text in _pickled_texts(data)
+    )
+
+
+def _pickled_texts(data: bytes) -> Iterator[str]:
+    """Each text and bytes value a pickle holds (bytes read one character a byte)."""
+    import pickletools  # with the first failed step, not with deskwork
+
+    for _, argument, _ in pickletools.genops(data):
+        if isinstance(argument, str):
+            yield argument
+        elif isinstance(argument, bytes | bytearray):
+            yield bytes(argument).decode("latin-1")
+
+
 def _storable_result(result: ToolResult) -> ToolResult:
-    """``result`` as DBOS can checkpoint it: an exception that does not pickle or tells a
-    secret is dropped (its type name and redacted message stay), and data that does not
-    pickle is kept as JSON."""
+    """``result`` as DBOS can checkpoint it: an exception that does not pickle or keeps a
+    secret (:func:`_keeps_no_secret`) is dropped (its type name and redacted message stay),
+    and data that does not pickle is kept as JSON."""
     exc = result.original_exception
-    if _picklable(result) and (exc is None or not exception_tells_secrets(exc)):
+    if _picklable(result) and (exc is None or _keeps_no_secret(exc)):
         return result
     result = result.model_copy(update={"original_exception": None})
     if _picklable(result):
@@ -192,11 +222,16 @@ def _storable_error(exc: Exception) -> Exception:
     """``exc`` as DBOS checkpoints it (pickled into its database): itself, with any secret in
     its message, arguments, attributes or notes, or in an ``ExceptionGroup``'s members (a
     pickle keeps them all), redacted in place (:func:`redact_exception`: its type, status
-    code and headers stay, so the desk still classifies and retries it); else, when it does
-    not pickle or still tells a secret, its type name and redacted text
+    code and headers stay, so the desk still classifies and retries it; a secret its text
+    test missed, in a dict it keeps, is redacted the same way); else, when it does not
+    pickle or its pickle still keeps a secret (:func:`_keeps_no_secret`: an object it keeps,
+    as an HTTP request with its headers), its type name and redacted text
     (:class:`StepFailedError`)."""
     redact_exception(exc)
-    if _picklable(exc) and not exception_tells_secrets(exc):
+    if _keeps_no_secret(exc):
+        return exc
+    rewrite_exception(exc, redact)  # a secret only its pickle showed (a dict's value)
+    if _keeps_no_secret(exc):
         return exc
     return StepFailedError(type(exc).__name__, exception_text(exc))
 
