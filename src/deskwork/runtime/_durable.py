@@ -760,9 +760,11 @@ def engine_for(desk: Desk, *, queues: list[str] | None = None) -> _Engine:
     """The engine of ``desk``'s database, launching DBOS on first use.
 
     Raises:
-        ConfigurationError: another durable database is in use in this process, or the
-            database cannot be reached.
+        ConfigurationError: ``desk`` is closed, another durable database is in use in this
+            process, or the database cannot be reached.
     """
+    if desk.closed:  # else DBOS started again and took queued runs its closed stores fail
+        raise ConfigurationError("this desk is closed: it runs no more durable work")
     with _engine_lock:
         if _current and _current[0].database_url != desk.database_url:
             if any(d is not desk for d in _current[0].desks):

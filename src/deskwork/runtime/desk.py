@@ -138,6 +138,8 @@ class Desk:
         self._ending = tuple(threading.Lock() for _ in range(_ENDING_STRIPES))
         self.durable = durable
         """Run each run as a DBOS workflow on :attr:`database_url` (see ``docs/durable.md``)."""
+        self.closed = False
+        """Set by :meth:`close`: a durable desk then starts no durable work (no DBOS)."""
 
     # -- owned components (created on first use, so a Desk is cheap to make) ------------
 
@@ -806,6 +808,7 @@ class Desk:
         Stores passed in by the caller are left open: the caller owns them. Sync tools still
         running (timed out, say) are not waited for: they end on their daemon threads.
         """
+        self.closed = True
         if self.durable and "deskwork.runtime._durable" in sys.modules:
             sys.modules["deskwork.runtime._durable"].release(self)
         if self._tool_pool is not None:
