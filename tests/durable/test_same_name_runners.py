@@ -10,6 +10,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,23 @@ def test_the_runners_of_runs_ended_elsewhere_are_swept(
         assert set(_durable._engine().given) == set(later)  # not one runner per run ever
     finally:
         desk.close()
+
+
+def test_a_sweep_keeps_a_run_queued_while_it_reads(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskwork.runtime import _durable
+
+    desk.submit(_assistant("alice"), "hi")  # DBOS runs
+    engine, late = _durable._engine(), _assistant("bob")
+    read = _durable.DBOS.list_workflows
+
+    def read_while_queued(**options: Any) -> Any:
+        engine.given["late"] = (desk, late)  # queued by another thread meanwhile
+        engine.queued.add("late")
+        return read(**options)
+
+    monkeypatch.setattr(_durable.DBOS, "list_workflows", read_while_queued)
+    engine.sweep()
+
+    assert engine.given.get("late") == (desk, late)

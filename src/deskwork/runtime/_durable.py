@@ -511,6 +511,8 @@ class _Engine:
         """The run ids in :attr:`given` by ``submit``: another process may run and end them,
         so they are swept (:meth:`sweep`) once they double."""
         self.sweep_at = SWEEP_FLOOR
+        self.sweeping = threading.Lock()
+        """Held while a submit keeps a runner and sweeps (submits may come from threads)."""
         for attempt in range(_LAUNCH_ATTEMPTS):
             try:
                 self._launch(queues)
@@ -599,18 +601,21 @@ class _Engine:
         """Keep the runner of a run queued here (:attr:`given`) until it ends; a sweep when
         the queued runs have doubled keeps the table as large as the runs not ended (an API
         server that only submits, whose runs other workers end, would keep every one)."""
-        self.given[run_id] = (desk, runner)
-        self.queued.add(run_id)
-        if len(self.queued) >= self.sweep_at:
-            self.sweep()
+        with self.sweeping:
+            self.given[run_id] = (desk, runner)
+            self.queued.add(run_id)
+            if len(self.queued) >= self.sweep_at:
+                self.sweep()
 
     def sweep(self) -> None:
-        """Forget the queued runs whose workflow has ended (one read of their statuses)."""
-        ids = [run_id for run_id in list(self.queued) if run_id in self.given]
+        """Forget the queued runs whose workflow has ended (one read of their statuses), and
+        those already forgotten (:func:`_forget_given`); under :attr:`sweeping`."""
+        known = list(self.queued)
+        ids = [run_id for run_id in known if run_id in self.given]
         ended = DBOS.list_workflows(
             workflow_ids=ids, status=sorted(_DONE), load_input=False, load_output=False
         )
-        gone = {status.workflow_id for status in ended} | (self.queued - set(ids))
+        gone = {status.workflow_id for status in ended} | (set(known) - set(ids))
         for run_id in gone:
             self.given.pop(run_id, None)
         self.queued -= gone
