@@ -208,8 +208,11 @@ async def agui_stream(
         run_id = body.run_id
         work = service.desk.arun(runner, job, stream=True, on_event=queue.put_nowait, run_id=run_id)
     task: asyncio.Task[Report] = asyncio.ensure_future(work)
-    service.track(run_id, task)  # POST /runs/{id}/cancel and shutdown reach it
     task.add_done_callback(lambda _: queue.put_nowait(None))
+    if target is None:
+        await service.started(run_id, task)  # (an error before the stream starts)
+    else:
+        service.track(run_id, task)  # POST /runs/{id}/cancel and shutdown reach it
     return _frames(AguiRun(body), queue, lambda: service.outcome(run_id, task))
 
 

@@ -17,7 +17,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.core.event import RUN_END_EVENTS, Event, EventType
 from deskwork.core.job import Job
-from deskwork.core.redact import redact, redact_model, redact_text
+from deskwork.core.redact import describe_exception, redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.exceptions import ConfigurationError
@@ -315,9 +315,21 @@ class RunService:
         job = make_job(**job_in.model_dump(exclude_none=True))
         run_id = new_id()
         task = asyncio.ensure_future(self.desk.arun(runner, job, run_id=run_id))
+        await self.started(run_id, task)
+        return run_id, task
+
+    async def started(self, run_id: str, task: asyncio.Task[Report]) -> None:
+        """Track ``task``, the new run ``run_id``, once the store has its record. A run that
+        could not start (the desk raised before recording it) is an error answered now:
+        it was ``200 running`` for a run that never existed, a 500 with ``?wait=true``, a
+        cut AG-UI stream. 409 for a configuration the desk refused (a run id taken
+        meanwhile, a runner without a name), else 500."""
         self.track(run_id, task)
         await _settle(task, lambda: self.desk.run_store.get_run(run_id) is not None)
-        return run_id, task
+        exc = task.exception() if task.done() and not task.cancelled() else None
+        if exc is not None:
+            status = 409 if isinstance(exc, ConfigurationError) else 500
+            raise ApiError(status, f"the run could not start: {describe_exception(exc)}")
 
     async def wait(self, run_id: str, task: asyncio.Task[Report]) -> RunReport:
         """The report of the run ``task`` runs when it ends or pauses; the client going away
