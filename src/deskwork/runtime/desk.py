@@ -780,10 +780,12 @@ class Desk:
 
     def cancel(self, run_id: str) -> None:
         """Cancel a queued, running or paused durable run; it ends ``failed`` ("run
-        cancelled"), and a paused one resumes no more.
+        cancelled"), and a paused one resumes no more (its pause is claimed first, as a
+        resume claims it).
 
         Raises:
-            ConfigurationError: there is no durable run ``run_id`` (nothing is stored).
+            ConfigurationError: there is no durable run ``run_id`` (nothing is stored); or
+                the run was paused and a resume claimed it meanwhile (it goes on).
         """
         self._durable_api().cancel(self, run_id)
 
