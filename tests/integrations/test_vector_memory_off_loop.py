@@ -7,6 +7,7 @@ stream and request of the process meanwhile.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from deskwork.memory import VectorMemoryStore
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, reply
 
-EMBED_SECONDS = 0.4
+EMBED_SECONDS = 0.6
 
 
 class SlowEmbedding:
@@ -29,7 +30,7 @@ class SlowEmbedding:
     def __init__(self) -> None:
         self.threads: list[int] = []
 
-    def __call__(self, input: list[str]) -> list[list[float]]:  # noqa: A002 - Chroma's name
+    def __call__(self, input: list[str]) -> list[list[float]]:
         self.threads.append(threading.get_ident())
         time.sleep(EMBED_SECONDS)
         return [[float(len(text)), 1.0, 0.5] for text in input]
@@ -69,7 +70,8 @@ def test_the_last_output_is_embedded_off_the_loop_and_kept(tmp_path: Path) -> No
 
     assert status == "completed"
     assert embedding.threads and loop_thread not in embedding.threads
-    gaps = [later - earlier for earlier, later in zip(ticks, ticks[1:], strict=False)]
-    assert max(gaps) < EMBED_SECONDS / 2  # the loop went on while the reply was embedded
+    gaps = [later - earlier for earlier, later in itertools.pairwise(ticks)]
+    # the loop went on while the reply was embedded (on it, one gap was the whole embedding)
+    assert max(gaps) < EMBED_SECONDS * 0.75
     assert store.read("last_output", "worker:writer") == "a long answer " * 50
     store.close()
