@@ -93,6 +93,7 @@ def test_result_of_an_id_no_store_keeps_is_an_unknown_run(desk: Desk, run_id: st
         {"queue": 5},
         {"queue": "a\x00b"},
         {"queue": "a\ud800b"},
+        {"queue": "default:model-requests"},  # the queue admitting default's model calls
         {"timeout": 1e300},
     ],
 )

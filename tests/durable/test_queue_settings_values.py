@@ -26,7 +26,7 @@ def test_queue_settings_need_whole_numbers(limits: dict[str, Any]) -> None:
         QueueSettings("q", **limits)
 
 
-@pytest.mark.parametrize("name", [5, "a\x00b", "a\ud800b", " "])
+@pytest.mark.parametrize("name", [5, "a\x00b", "a\ud800b", " ", "default:model-requests"])
 def test_queue_settings_need_a_name_a_database_keeps(name: Any) -> None:
     with pytest.raises(ValueError, match="queue"):
         QueueSettings(name)

@@ -68,6 +68,7 @@ from deskwork.runtime._durable_versions import code_digest, pinned_version, refu
 from deskwork.runtime._executor_lock import ExecutorLock, open_executor_lock
 from deskwork.runtime._fence import Fence
 from deskwork.runtime._queues import (
+    GATE_SUFFIX,
     INTEGER_MAX,
     MODEL_RATE_PERIOD_SECONDS,
     QueueSettings,
@@ -250,7 +251,7 @@ def gate_name(queue: str) -> str:
     """The DBOS queue that admits the model calls of runs on ``queue``. Its DBOS limiter
     (``model_requests_per_minute`` per 60 s) is counted in the database, across every
     worker, so the limit holds however many processes serve ``queue``."""
-    return f"{queue}:model-requests"
+    return f"{queue}{GATE_SUFFIX}"
 
 
 @DBOS.workflow(name=ADMIT_NAME)

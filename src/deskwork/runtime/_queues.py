@@ -13,11 +13,14 @@ from dataclasses import dataclass
 from deskwork.store._errors import unstorable_text
 from deskwork.utils import is_integer
 
-__all__ = ["INTEGER_MAX", "QueueSettings", "check_queue_name"]
+__all__ = ["GATE_SUFFIX", "INTEGER_MAX", "QueueSettings", "check_queue_name"]
 
 MODEL_RATE_PERIOD_SECONDS = 60.0
 """The rolling window of ``model_requests_per_minute``."""
 INTEGER_MAX = 2**31 - 1
+GATE_SUFFIX = ":model-requests"
+"""The end of the name of the queue that admits a queue's model calls (``_durable.gate_name``):
+no queue of runs may be named so."""
 """The largest limit or priority DBOS's queue tables keep (a PostgreSQL ``integer``)."""
 
 
@@ -57,11 +60,16 @@ class QueueSettings:
 
 def check_queue_name(name: object) -> str:
     """``name`` if it can name a durable queue: a non-blank text that a database column
-    keeps (no NUL character, no lone surrogate).
+    keeps (no NUL character, no lone surrogate), not the name of a queue's admission queue.
 
     Raises:
         ValueError: anything else (a number, a blank text, such a character).
     """
     if not isinstance(name, str) or not name.strip() or unstorable_text(name):
         raise ValueError(f"a queue needs a non-empty name a database can keep, not {name!r}")
+    if name.endswith(GATE_SUFFIX):  # its runs would spend queue ...'s model-call admissions
+        raise ValueError(
+            f"a queue name cannot end with {GATE_SUFFIX!r}, not {name!r}: that is the queue"
+            f" admitting the model calls of queue {name[: -len(GATE_SUFFIX)]!r}"
+        )
     return name
