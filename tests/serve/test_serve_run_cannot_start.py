@@ -47,3 +47,14 @@ async def test_agui_says_the_run_could_not_start(live_factory: Any) -> None:
         answer = await client.post("/agui/nameless", json=body)
         assert answer.status_code == 409
         assert "the run could not start" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("stream", ["none", "sse"])
+@pytest.mark.parametrize("message", ["   ", "\x1c\n"])
+async def test_a_blank_session_message_is_422(live: Any, stream: str, message: str) -> None:
+    async with httpx.AsyncClient(base_url=live.url, timeout=10) as client:
+        sid = (await client.post("/sessions", json={"runner": "echo"})).json()["session_id"]
+        body = {"message": message, "stream": stream}
+        answer = await client.post(f"/sessions/{sid}/messages", json=body)
+        assert answer.status_code == 422  # the turn could not start: a 500, a reset stream
+        assert "empty or only whitespace" in answer.text

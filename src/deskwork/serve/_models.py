@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deskwork.core.pending import PendingAction
 from deskwork.core.types import RunStatus
@@ -157,10 +157,17 @@ class MessageIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    message: str = Field(min_length=1)
+    message: str = Field(description="The user's message (not empty, not only whitespace).")
     stream: Literal["sse", "none"] = Field(
         default="sse", description="'sse' streams the turn's events; 'none' returns the report."
     )
+
+    @field_validator("message")
+    @classmethod
+    def _not_blank(cls, message: str) -> str:
+        if not message.strip():  # as a Job's input: the turn failed to start (a 500)
+            raise ValueError("the message is empty or only whitespace")
+        return message
 
 
 class HistoryOut(BaseModel):
