@@ -157,7 +157,10 @@ class MessageIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    message: str = Field(description="The user's message (not empty, not only whitespace).")
+    message: str = Field(
+        min_length=1,  # (a constrained str also refuses a lone surrogate: a 422)
+        description="The user's message (not empty, not only whitespace).",
+    )
     stream: Literal["sse", "none"] = Field(
         default="sse", description="'sse' streams the turn's events; 'none' returns the report."
     )
