@@ -140,3 +140,29 @@ def test_a_sweep_keeps_a_run_queued_while_it_reads(
     engine.sweep()
 
     assert engine.given.get("late") == (desk, late)
+
+
+def test_a_sweep_reads_a_backlog_larger_than_a_statement_takes(postgres_database: str) -> None:
+    from deskwork.runtime import _durable
+
+    desk = Desk(
+        model="m",
+        adapter=ScriptedAdapter([reply("ok")]),
+        database_url=postgres_database,
+        durable=True,
+    )
+    try:
+        ended = desk.submit(_assistant("alice"), "hi")
+        desk.result(ended, timeout=60)
+        engine, bob = _durable._engine(), _assistant("bob")
+        engine.given[ended], backlog = (desk, bob), [f"queued-{n}" for n in range(70_000)]
+        engine.queued.add(ended)
+        for run_id in backlog:  # more than the 65,535 parameters of one statement
+            engine.given[run_id] = (desk, bob)
+            engine.queued.add(run_id)
+
+        engine.sweep()  # raised psycopg's OperationalError, and so every later submit
+
+        assert ended not in engine.given and len(engine.given) == len(backlog)
+    finally:
+        desk.close()

@@ -491,6 +491,9 @@ _LAUNCH_ATTEMPTS = 4
 """Launches tried while another process holds the SQLite file (migrations, WAL switch)."""
 SWEEP_FLOOR = 256
 """Queued runs whose runners a process keeps before it first looks which have ended."""
+SWEEP_READ = 10_000
+"""Run ids a sweep reads the statuses of in one statement (PostgreSQL's driver sends at most
+65,535 parameters: a backlog of more queued runs failed every submit)."""
 
 
 class _Engine:
@@ -613,10 +616,15 @@ class _Engine:
         those already forgotten (:func:`_forget_given`); under :attr:`sweeping`."""
         known = list(self.queued)
         ids = [run_id for run_id in known if run_id in self.given]
-        ended = DBOS.list_workflows(
-            workflow_ids=ids, status=sorted(_DONE), load_input=False, load_output=False
-        )
-        gone = {status.workflow_id for status in ended} | (set(known) - set(ids))
+        gone = set(known) - set(ids)
+        for start in range(0, len(ids), SWEEP_READ):  # a statement takes 65,535 parameters
+            ended = DBOS.list_workflows(
+                workflow_ids=ids[start : start + SWEEP_READ],
+                status=sorted(_DONE),
+                load_input=False,
+                load_output=False,
+            )
+            gone.update(status.workflow_id for status in ended)
         for run_id in gone:
             self.given.pop(run_id, None)
         self.queued -= gone
