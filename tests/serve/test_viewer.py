@@ -63,9 +63,8 @@ def test_runs_appear_live_and_an_approval_resumes_the_run(
     row.click()
     page.wait_for_selector("#approve")
     # the timeline fills from the run's event stream, which may land after the run's record
-    page.wait_for_function(
-        "document.querySelector('#timeline').innerText.includes('tool.completed')"
-    )
+    # (a selector, not wait_for_function: the page's CSP refuses the eval that polls it)
+    page.wait_for_selector("#timeline >> text=tool.completed")
     timeline = page.inner_text("#timeline")
     assert "tool.completed" in timeline and "lookup" in timeline
     assert "restock" in page.inner_text(".pending")
