@@ -109,6 +109,9 @@ async def test_the_spawn_budget_counts_successful_spawns_only() -> None:
     spawner = create_subworker_tool(desk, allowed_models=["scripted/m"], max_subworkers=2)
     rejected = await spawn(spawner, model="other/m")
     assert rejected.error is not None and "not allowed" in rejected.error
+    for bad_name in ("", "   "):  # a name no Worker takes: refused, no spawn spent
+        refused = await spawn(spawner, name=bad_name)
+        assert refused.error is not None and refused.exception_type == "SubworkerPolicy"
     assert (await spawn(spawner)).content == "one"
     assert (await spawn(spawner)).content == "two"
     third = await spawn(spawner)

@@ -96,13 +96,16 @@ class _Policy:
         error = self.reject(resolved, tool_names)
         if error is not None:
             return ToolResult(error=error, exception_type="SubworkerPolicy")
+        try:  # (a name Worker refuses, blank or no text, spends no spawn)
+            child = Worker(
+                name=name,
+                tools=[self.tools[t] for t in tool_names],
+                model=resolved,
+                instructions=instructions,
+            )
+        except ConfigurationError as exc:
+            return ToolResult(error=str(exc), exception_type="SubworkerPolicy")
         self.spawned += 1  # before awaiting, so parallel spawns cannot exceed the budget
-        child = Worker(
-            name=name,
-            tools=[self.tools[t] for t in tool_names],
-            model=resolved,
-            instructions=instructions,
-        )
         return _result(await _run_child(self.desk, child, task, self.limits), name)
 
 
