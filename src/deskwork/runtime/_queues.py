@@ -18,10 +18,10 @@ __all__ = ["GATE_SUFFIX", "INTEGER_MAX", "QueueSettings", "check_queue_name"]
 MODEL_RATE_PERIOD_SECONDS = 60.0
 """The rolling window of ``model_requests_per_minute``."""
 INTEGER_MAX = 2**31 - 1
+"""The largest limit or priority DBOS's queue tables keep (a PostgreSQL ``integer``)."""
 GATE_SUFFIX = ":model-requests"
 """The end of the name of the queue that admits a queue's model calls (``_durable.gate_name``):
 no queue of runs may be named so."""
-"""The largest limit or priority DBOS's queue tables keep (a PostgreSQL ``integer``)."""
 
 
 @dataclass(frozen=True, slots=True)
