@@ -26,30 +26,41 @@ def _free_port() -> int:
 
 @contextmanager
 def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deskwork", *args, "--port", str(port)],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(HERE), **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # a loaded CI machine starts Python slowly
-        while True:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            try:
-                httpx.get(url + "/openapi.json", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    for _attempt in range(3):  # a port found free may be taken before the server binds it
+        port = _free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "deskwork", *args, "--port", str(port)],
+            cwd=cwd,
+            env={**os.environ, "PYTHONPATH": str(HERE), **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            if _started(proc, url):
+                yield url
+                return
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    raise AssertionError("the server found its port taken three times")
+
+
+def _started(proc: subprocess.Popen[str], url: str) -> bool:
+    """Whether the server answers at ``url``; ``False`` if it could not bind its port."""
+    deadline = time.monotonic() + 120  # a loaded CI machine starts Python slowly
+    while True:
+        if proc.poll() is not None:
+            output = proc.stdout.read() if proc.stdout else ""
+            assert "address already in use" in output.lower(), output
+            return False
+        try:
+            httpx.get(url + "/openapi.json", timeout=1)
+            return True
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.1)
 
 
 def test_serve_module_attr_with_a_token_from_the_environment(tmp_path: Path) -> None:
