@@ -166,3 +166,22 @@ def test_a_sweep_reads_a_backlog_larger_than_a_statement_takes(postgres_database
         assert ended not in engine.given and len(engine.given) == len(backlog)
     finally:
         desk.close()
+
+
+def test_a_failed_sweep_does_not_fail_the_submit(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskwork.runtime import _durable
+
+    _spend_the_tool_call(desk)
+    engine = _durable._engine()
+
+    def unreachable(**options: Any) -> Any:
+        raise RuntimeError("the database went away for a moment")
+
+    monkeypatch.setattr(_durable.DBOS, "list_workflows", unreachable)
+    monkeypatch.setattr(engine, "sweep_at", 1)  # this submit sweeps
+
+    run_id = desk.submit(_assistant("alice"), "hi")
+
+    assert _instructions(desk.result(run_id, timeout=60)) == "The user is alice."

@@ -609,7 +609,14 @@ class _Engine:
             self.given[run_id] = (desk, runner)
             self.queued.add(run_id)
             if len(self.queued) >= self.sweep_at:
-                self.sweep()
+                try:  # housekeeping: a failed read must not fail the submit
+                    self.sweep()
+                except Exception as exc:
+                    _log.warning(
+                        "durable: sweeping the runners of queued runs failed (the next submit"
+                        " tries again): %s",
+                        describe_exception(exc),
+                    )
 
     def sweep(self) -> None:
         """Forget the queued runs whose workflow has ended (one read of their statuses), and
