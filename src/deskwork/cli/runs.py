@@ -200,6 +200,9 @@ def fail_run(
     try:
         with _opened(storage_dir, database_url) as store:
             record = store.get_run(run_id)
+            if record is None:  # a durable run still queued has no record yet
+                url = resolve_database_url(database_url, storage_dir)
+                return _fail_queued(store, url, run_id)
             problem = _why_not_fail(record, run_id, force)
             if problem or record is None:
                 print(problem, file=sys.stderr)
@@ -208,14 +211,7 @@ def fail_run(
             if durable is None:
                 return 1
             reason = f"ended by 'deskwork runs fail' (was {shown_status(record)})"
-            end = Event(
-                event_id=new_id(),
-                type=EventType.RUN_FAILED,
-                timestamp=utc_now(),
-                run_id=run_id,
-                source="deskwork runs fail",
-                payload={"errors": [reason]},
-            )
+            end = _failed_event(run_id, reason)
             try:  # the record and its end together, unless the run ended meanwhile
                 store.finish_run(
                     run_id, "failed", record.output, record.output_json, record.state, end
@@ -229,6 +225,37 @@ def fail_run(
         f"run {run_id} is now failed" + (" (its durable workflow is cancelled)" if durable else "")
     )
     return 0
+
+
+def _fail_queued(store: RunStore, url: str, run_id: str) -> int:
+    """End ``run_id``, which has no record, as failed if it is a durable run still queued
+    (its workflow cancelled, so no worker starts it), as ``desk.cancel`` does; else say it
+    is unknown."""
+    durable = _cancel_durable(url, run_id)
+    if not durable:
+        if durable is not None:
+            print(f"unknown run {run_id}", file=sys.stderr)
+        return 1
+    store.begin_run(run_id, None)
+    end = _failed_event(run_id, "ended by 'deskwork runs fail' (was queued)")
+    try:
+        store.finish_run(run_id, "failed", None, None, None, end)
+    except RunNotRunningError:  # a worker started and ended it meanwhile
+        print(f"run {run_id} ended meanwhile; it is left as it ended", file=sys.stderr)
+        return 1
+    print(f"run {run_id} is now failed (its durable workflow is cancelled before it started)")
+    return 0
+
+
+def _failed_event(run_id: str, reason: str) -> Event:
+    return Event(
+        event_id=new_id(),
+        type=EventType.RUN_FAILED,
+        timestamp=utc_now(),
+        run_id=run_id,
+        source="deskwork runs fail",
+        payload={"errors": [reason]},
+    )
 
 
 def _cancel_durable(url: str, run_id: str) -> bool | None:
