@@ -42,6 +42,18 @@ def check_limit(limit: int | None) -> None:
         )
 
 
+def listing_since(since: datetime | None) -> datetime | None:
+    """``since`` of a listing as a timezone-aware time, the same on every store: a naive one
+    is the local time (as ``datetime.astimezone`` reads it; PostgreSQL read it in the
+    server's time zone and the in-memory store raised ``TypeError``); anything but a
+    ``datetime`` or ``None`` is a :class:`ConfigurationError`."""
+    if since is None:
+        return None
+    if not isinstance(since, datetime):
+        raise ConfigurationError(f"since must be a datetime or None, not {since!r}")
+    return since if since.utcoffset() is not None else since.astimezone()
+
+
 BIGINT_MAX = 2**63 - 1
 """The largest limit of a listing: a database's ``bigint`` (SQLite's and PostgreSQL's LIMIT)."""
 
@@ -190,11 +202,14 @@ class RunStore(ABC):
                 :class:`~deskwork.exceptions.ConfigurationError`.
             status: only runs with this stored status (``running``, ``paused``, ...).
             runner: only runs started by the runner of this name.
-            since: only runs updated at or after this (timezone-aware) time.
+            since: only runs updated at or after this time (a naive one is local time).
+                One that is no ``datetime`` raises
+                :class:`~deskwork.exceptions.ConfigurationError`.
 
         Stores may override; the default lists none.
         """
         check_limit(limit)
+        listing_since(since)
         return []
 
     # -- checkpoints: opaque, key-ordered items per thread (LangGraph checkpoints of a run) --

@@ -24,7 +24,7 @@ from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
 from deskwork.store._errors import check_event_keys, check_keys, closed_store
 from deskwork.store._owner import current_owner
-from deskwork.store.base import ENDABLE, RunStore, check_limit
+from deskwork.store.base import ENDABLE, RunStore, check_limit, listing_since
 from deskwork.utils import model_json, utc_now
 
 __all__ = ["InMemoryRunStore"]
@@ -472,6 +472,7 @@ class InMemoryRunStore(RunStore):
         if self._closed:
             raise closed_store(None)
         check_limit(limit)
+        since = listing_since(since)
         with self._lock:
             items = sorted(self._runs.values(), key=_updated_at, reverse=True)
         chosen = (_listed(item) for item in items if _matches(item, status, runner, since))

@@ -80,6 +80,7 @@ from deskwork.store.base import (
     STATUS_BY_END,
     RunStore,
     check_limit,
+    listing_since,
     raise_if_refused,
 )
 from deskwork.store.session import SessionRecord, SessionStore
@@ -760,6 +761,7 @@ class PostgresRunStore(_PostgresStore, RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)  # (PostgreSQL refuses a negative LIMIT)
+        since = listing_since(since)
         if self._unknown(runner or "", status or ""):  # GET /runs?runner=a%00b
             return []
         where, params = _filters(status, runner, since)

@@ -63,6 +63,7 @@ from deskwork.store.base import (
     STATUS_BY_END,
     RunStore,
     check_limit,
+    listing_since,
     raise_if_refused,
 )
 from deskwork.utils import utc_now
@@ -386,6 +387,7 @@ class SQLiteRunStore(RunStore):
         since: datetime | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)  # (SQLite reads a negative LIMIT as none)
+        since = listing_since(since)
         if self._db.unknown(runner or "", status or ""):
             return []
         clauses: list[str] = []
