@@ -86,7 +86,7 @@ def test_eval_json_output(evals_module: str, capsys: pytest.CaptureFixture[str])
 @pytest.mark.parametrize(
     ("argv_tail", "message"),
     [
-        (["nocolon", "--runner", "{m}:worker", "--desk", "{m}:make_desk"], "use MODULE:ATTR"),
+        (["nocolon", "--runner", "{m}:worker", "--desk", "{m}:make_desk"], "expected MODULE:ATTR"),
         (["no_such_mod_x:cases", "--runner", "{m}:worker", "--desk", "{m}:make_desk"],
          "cannot import 'no_such_mod_x'"),
         (["{m}:nope", "--runner", "{m}:worker", "--desk", "{m}:make_desk"], "has no attribute"),

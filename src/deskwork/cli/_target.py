@@ -1,4 +1,5 @@
-"""The desk a command names as ``MODULE:ATTR`` (``deskwork serve``, ``deskwork worker``)."""
+"""What a command names as ``MODULE:ATTR``: the desk of ``deskwork serve`` and ``deskwork
+worker``, the cases, runner and desk of ``deskwork eval``."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from deskwork.core.redact import describe_exception
 from deskwork.exceptions import ConfigurationError
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
 
-__all__ = ["load_desk"]
+__all__ = ["load_attribute", "load_desk"]
 
 
 def load_desk(target: str, *, durable: bool = False) -> Desk:
@@ -27,7 +29,7 @@ def load_desk(target: str, *, durable: bool = False) -> Desk:
     """
     from deskwork.runtime.desk import Desk
 
-    value = _attribute(target)
+    value = load_attribute(target)
     if not isinstance(value, Desk) and callable(value):
         _check_no_arguments(target, value)
         value = value()
@@ -38,16 +40,25 @@ def load_desk(target: str, *, durable: bool = False) -> Desk:
     return value
 
 
-def _attribute(target: str) -> Any:
+def load_attribute(target: str) -> Any:
+    """The object at ``MODULE:ATTR`` (``ATTR`` may be dotted), the module imported from the
+    working directory or ``PYTHONPATH``.
+
+    Raises:
+        ConfigurationError: the target is malformed, its module does not import (or raises
+            while it is imported), or it names nothing.
+    """
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise ConfigurationError(f"expected MODULE:ATTR (for example app:desk), not {target!r}")
     if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+        sys.path.insert(0, os.getcwd())  # like `python -m`: modules of the current directory
     try:
         value: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:  # not found, or the module raised while it was imported
+        raise ConfigurationError(
+            f"cannot import {module_name!r}: {describe_exception(exc)}"
+        ) from exc
     for part in attr.split("."):
         if not hasattr(value, part):
             raise ConfigurationError(f"{module_name!r} has no attribute {attr!r}")

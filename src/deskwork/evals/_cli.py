@@ -7,12 +7,11 @@ Exit status: 0 when the pass rate reaches ``--threshold`` (default 1.0: every ca
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import os
 import sys
 from typing import Any
 
+from deskwork.cli._target import load_attribute
 from deskwork.core.redact import describe_exception, exception_text
 from deskwork.evals._case import EvalCase
 from deskwork.evals._run import evaluate
@@ -51,8 +50,8 @@ def run_eval(args: argparse.Namespace) -> int:
         print("error: --threshold must be in [0, 1] and --concurrency >= 1", file=sys.stderr)
         return 2
     try:
-        cases = _cases(_load(args.cases))
-        runner = _made(_load(args.runner), want="arun")
+        cases = _cases(load_attribute(args.cases))
+        runner = _made(load_attribute(args.runner), want="arun")
         desk = _desk(args)
         result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency)
     except (_UsageError, ConfigurationError) as exc:
@@ -70,23 +69,6 @@ def run_eval(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
-
-
-def _load(spec: str) -> Any:
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise _UsageError(f"{spec!r}: use MODULE:ATTR, e.g. my_evals:cases")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # like `python -m`: modules of the current directory
-    try:
-        value: Any = importlib.import_module(module_name)
-    except Exception as exc:  # not found, or the module raised while it was imported
-        raise _UsageError(f"cannot import {module_name!r}: {describe_exception(exc)}") from exc
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise _UsageError(f"{module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
-    return value
 
 
 def _made(value: Any, *, want: str) -> Any:
@@ -124,7 +106,7 @@ def _desk(args: argparse.Namespace) -> Any:
                 f"--database-url and --storage-dir build the desk of --model; --desk {args.desk}"
                 " has its own stores"
             )
-        desk = _load(args.desk)
+        desk = load_attribute(args.desk)
         if not isinstance(desk, Desk) and callable(desk):
             desk = _call_factory(desk)
         if not isinstance(desk, Desk):

@@ -1,0 +1,33 @@
+"""A ``MODULE:ATTR`` whose module raises while it is imported is one ``error:`` line and exit
+status 2 for every command that takes one, as ``deskwork eval`` already answered it;
+``deskwork serve`` and ``deskwork worker`` printed the module's traceback."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deskwork.cli import main
+
+
+@pytest.fixture
+def broken_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    name = "broken_app_for_cli"
+    (tmp_path / f"{name}.py").write_text("raise RuntimeError('the app broke on import')\n")
+    monkeypatch.chdir(tmp_path)
+    yield name
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_module_that_raises_on_import_is_a_usage_error(
+    command: str, broken_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, f"{broken_module}:desk"]) == 2
+
+    err = capsys.readouterr().err
+    assert f"cannot import '{broken_module}': RuntimeError: the app broke on import" in err
+    assert "Traceback" not in err
