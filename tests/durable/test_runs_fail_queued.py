@@ -40,3 +40,38 @@ def test_runs_fail_ends_a_queued_durable_run_before_any_worker_starts_it(
         assert [e.type for e in events] == ["run.failed"]
     finally:
         worker.close()
+
+
+def test_runs_fail_leaves_a_run_a_worker_finished_meanwhile_as_it_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker that dequeued the run before the cancel, and finished it, keeps its record:
+    the failed one was written over it (the run's output was lost)."""
+    import deskwork.cli.runs as runs_cli
+    from deskwork.store._url import open_run_store
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".deskwork").mkdir()
+    url = f"sqlite:///{tmp_path / '.deskwork' / 'deskwork.db'}"
+    open_run_store(url).close()  # the desk's database, without the run: still queued
+
+    def finished_meanwhile(url: str, run_id: str) -> bool:
+        store = open_run_store(url)
+        try:
+            store.begin_run(run_id, None)
+            store.update_run(run_id, "completed", "the worker's answer", None, None)
+        finally:
+            store.close()
+        return True  # its workflow "cancelled": a no-op for a finished one
+
+    monkeypatch.setattr(runs_cli, "_cancel_durable", finished_meanwhile)
+
+    assert main(["runs", "fail", "raced-1"]) == 1
+    assert "started meanwhile" in capsys.readouterr().err
+    store = open_run_store(url)
+    try:
+        record = store.get_run("raced-1")
+    finally:
+        store.close()
+    assert record is not None and record.status == "completed"
+    assert record.output == "the worker's answer"

@@ -236,7 +236,9 @@ def _fail_queued(store: RunStore, url: str, run_id: str) -> int:
         if durable is not None:
             print(f"unknown run {run_id}", file=sys.stderr)
         return 1
-    store.begin_run(run_id, None)
+    if not store.reserve_run(run_id, None):  # a worker recorded it meanwhile: not replaced
+        print(f"run {run_id} was started meanwhile; it is left as it is", file=sys.stderr)
+        return 1
     end = _failed_event(run_id, "ended by 'deskwork runs fail' (was queued)")
     try:
         store.finish_run(run_id, "failed", None, None, None, end)

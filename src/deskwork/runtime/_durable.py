@@ -1018,8 +1018,8 @@ def _end_run(desk: Desk, run_id: str, message: str) -> Report:
     (``RunStore.finish_run``), so a run that ends between the read here and that write, in
     this process or another, keeps its own end (the emitter refuses this one)."""
     record = desk.run_store.get_run(run_id)
-    if record is None:
-        desk.run_store.begin_run(run_id, None)
+    if record is None and not desk.run_store.reserve_run(run_id, None):
+        record = desk.run_store.get_run(run_id)  # a worker recorded it meanwhile: that stands
     if record is None or record.status == "running":
         from deskwork.runtime.desk import _RunEnd
 
