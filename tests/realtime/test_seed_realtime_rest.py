@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from deskwork.realtime import (
+    AgentConfigurationError,
     AgentContext,
     AgentEngine,
     AgentInsight,
@@ -98,6 +101,14 @@ def test_configuration_field_defaults() -> None:
     assert (settings.llm.model, settings.llm.context_turns) == ("gpt-4o-mini", 6)
     assert (settings.output_format, settings.include_context) == ("default", True)
     assert AgentEngine(adapter=ScriptedAdapter()).max_phases == 2
+
+
+@pytest.mark.parametrize(
+    ("config", "missing"), [({"text": "hi"}, "name"), ({"name": "Coach"}, "text")]
+)
+def test_name_and_text_are_required(config: dict[str, object], missing: str) -> None:
+    with pytest.raises(AgentConfigurationError, match=f"{missing}: Field required"):
+        DynamicAgent(config)
 
 
 async def test_agent_communication_example_emitter_then_subscriber() -> None:
