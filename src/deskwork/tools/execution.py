@@ -67,7 +67,8 @@ async def aexecute_tool(
     Args:
         tool: the tool to run.
         call: the model's request (its ``arguments`` are validated first).
-        cancel_event: when set while the tool runs, the tool is cancelled.
+        cancel_event: when set while the tool runs, the tool is cancelled; when already set,
+            the tool is not called (a retry is not started once it is set).
         pool: the thread pool for sync tools (default: the process-wide pool).
     """
     hook = tool_step_hook.get()
@@ -179,6 +180,8 @@ async def _call_once(
 ) -> ToolResult:
     import asyncio
 
+    if cancel_event is not None and cancel_event.is_set():  # cancelled before it started
+        return _error("tool execution cancelled", asyncio.CancelledError(), cancelled=True)
     threaded: asyncio.Future[Any] | None = None
     task: asyncio.Future[Any] | None = None
     try:

@@ -1,0 +1,390 @@
+"""The core document's samples that ``test_doc_samples`` does not run, run offline.
+
+Each sample is the documented code with ``blackgeorge`` read as ``deskwork``; the only
+change is ``adapter=ScriptedAdapter(...)`` (and ``storage_dir=tmp_path``) on the desk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from deskwork import Desk, Job, Worker, Workforce
+from deskwork.collaboration import Blackboard, Channel
+from deskwork.core.tool_call import ToolCall
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import (
+    Toolbelt,
+    Toolkit,
+    ToolResult,
+    create_subworker_tool,
+    create_swarm_tool,
+    tool,
+    transfer_to_agent_tool,
+)
+from deskwork.tools.execution import aexecute_tool, execute_tool
+from deskwork.workflow import (
+    AsyncCondition,
+    AsyncLoop,
+    Condition,
+    Loop,
+    Parallel,
+    Router,
+    Step,
+    WorkflowContext,
+)
+
+MODEL = "openai/gpt-5-nano"
+
+
+def _desk(tmp_path: Path, *turns: Any) -> Desk:
+    return Desk(model=MODEL, adapter=ScriptedAdapter(list(turns)), storage_dir=tmp_path)
+
+
+def _replies(count: int) -> list[Any]:
+    return [reply(f"r{i}") for i in range(count)]
+
+
+def test_workflow_flow_combines_step_contents(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, reply("a"), reply("b"))
+    analyst = Worker(name="Analyst")
+    writer = Worker(name="Writer")
+    flow = desk.flow([Step(analyst), Step(writer)])
+    report = flow.run(Job(input="Analyze feedback"))
+    assert report.status == "completed"
+    assert report.content == "## Analyst\n\na\n\n## Writer\n\nb"
+
+
+def test_workflow_step_parallel_condition_router_loop(tmp_path: Path) -> None:
+    worker = Worker(name="Analyst")
+    worker_a = Worker(name="A")
+    worker_b = Worker(name="B")
+
+    def build_job(context: WorkflowContext) -> Job:
+        return Job(input={"task": "Analyze", "seed": context.job.input})
+
+    def stop_when_done(ctx: WorkflowContext) -> bool:
+        iteration = ctx.loop_iteration("analysis_loop")
+        return iteration >= 3 or len(ctx.outputs) > 0
+
+    step = Step(worker, job_builder=build_job)
+    parallel = Parallel(Step(worker_a), Step(worker_b))
+    condition = Condition(
+        predicate=lambda ctx: bool(ctx.outputs),
+        if_true=[Step(worker_a)],
+        if_false=[Step(worker_b)],
+    )
+    router = Router(
+        selector=lambda ctx: "fast",
+        routes={"fast": [Step(worker_a)], "deep": [Step(worker_b)]},
+    )
+    loop = Loop(steps=[Step(worker_a)], stop=stop_when_done, max_iterations=5, name="analysis_loop")
+    desk = _desk(tmp_path, *_replies(6))
+    report = desk.flow([step, parallel, condition, router, loop]).run(Job(input="seed"))
+    assert report.status == "completed"
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert '"seed": "seed"' in str(adapter.calls[0]["messages"][-1]["content"])
+    headers = [part.split("\n")[0] for part in (report.content or "").split("## ")[1:]]
+    assert headers == ["Analyst", "A", "B", "A", "A", "A"]
+
+
+def test_workflow_loop_sample_stops_by_its_predicate(tmp_path: Path) -> None:
+    worker_a = Worker(name="A")
+    loop = Loop(
+        steps=[Step(worker_a)],
+        stop=lambda ctx: len(ctx.outputs) >= 3,
+        max_iterations=5,
+        name="analysis_loop",
+    )
+    report = _desk(tmp_path, *_replies(5)).flow([loop]).run(Job(input="go"))
+    assert report.status == "completed"
+    assert (report.content or "").count("## A") == 3
+
+
+def test_workflow_async_condition_and_async_loop(tmp_path: Path) -> None:
+    worker_a = Worker(name="A")
+    worker_b = Worker(name="B")
+
+    async def check_external_service(ctx: WorkflowContext) -> bool:
+        await asyncio.sleep(0)
+        return True
+
+    async def should_stop(ctx: WorkflowContext) -> bool:
+        return True
+
+    condition = AsyncCondition(
+        predicate=check_external_service, if_true=[Step(worker_a)], if_false=[Step(worker_b)]
+    )
+    loop = AsyncLoop(
+        steps=[Step(worker_a)], stop=should_stop, max_iterations=10, name="polling_loop"
+    )
+    flow = _desk(tmp_path, *_replies(3)).flow([condition, loop])
+    report = asyncio.run(flow.arun(Job(input="s")))
+    assert report.status == "completed"
+    assert report.content == "## A\n\nr0\n\n## A\n\nr1"
+
+
+def test_workflow_pause_and_resume(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def publish(text: str) -> str:
+        return f"published:{text}"
+
+    desk = _desk(tmp_path, call_tool("publish", text="t"), reply("done"), reply("written"))
+    flow = desk.flow([Step(Worker(name="Ops", tools=[publish])), Step(Worker(name="Writer"))])
+    report = flow.run(Job(input="go"))
+    assert report.status == "paused"
+    report = flow.resume(report, True)
+    assert report.status == "completed"
+    assert report.content == "## Ops\n\ndone\n\n## Writer\n\nwritten"
+
+
+def test_workforce_create_and_swarm_samples() -> None:
+    w1 = Worker(name="Researcher")
+    w2 = Worker(name="Writer")
+    workforce = Workforce([w1, w2], mode="managed", name="team")
+    assert workforce.name == "team" and workforce.mode == "managed"
+    handoff_tool = transfer_to_agent_tool(["coder", "reviewer"])
+    coder = Worker(name="coder", tools=[handoff_tool])
+    reviewer = Worker(name="reviewer")
+    swarm = Workforce([coder, reviewer], mode="swarm")
+    assert swarm.mode == "swarm"
+    assert handoff_tool.name == "transfer_to_agent"
+
+
+def test_collaboration_channel_blackboard_and_workforce() -> None:
+    channel = Channel()
+    channel.send("worker_a", "worker_b", {"task": "analyze data"})
+    channel.broadcast("manager", {"status": "starting"})
+    messages = channel.receive("worker_b")
+    assert [(m.sender, m.content) for m in messages] == [
+        ("worker_a", {"task": "analyze data"}),
+        ("manager", {"status": "starting"}),
+    ]
+    all_messages = channel.receive("worker_b", broadcast_mode="all")
+    assert [m.sender for m in all_messages] == ["manager"]
+    bb = Blackboard()
+    bb.write("analysis_result", {"score": 95}, author="analyst")
+    assert bb.read("analysis_result") == {"score": 95}
+    seen: list[Any] = []
+    bb.subscribe("analysis_result", lambda k, v, a: seen.append(a))
+    bb.write("analysis_result", {"score": 96}, author="reviewer")
+    assert seen == ["reviewer"]
+    workforce = Workforce(
+        [Worker(name="w1"), Worker(name="w2")], mode="collaborate", channel=channel, blackboard=bb
+    )
+    assert workforce.channel is channel and workforce.blackboard is bb
+
+
+def test_session_create_send_history_load_and_close(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, *_replies(4))
+    worker = Worker(name="Assistant", instructions="You are helpful")
+    assert desk.session(worker).session_id
+    session = desk.session(
+        worker=worker, session_id="user-123", metadata={"user_id": "123", "topic": "support"}
+    )
+    assert session.run("Hello, I'm Alice").content == "r0"
+    assert session.run("What's my name?").content == "r1"
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    sent = adapter.calls[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    restored = desk.session(worker, session_id="user-123")
+    assert restored is not None
+    assert restored.run("Continue our conversation").content == "r2"
+    history = [f"{m.role}: {m.content}" for m in session.history()]
+    assert history[-2:] == ["user: Continue our conversation", "assistant: r2"]
+    job = Job(input="new message", initial_messages=session.history())
+    assert len(job.initial_messages or []) == 6
+    session.close()
+    assert desk.session(worker, session_id="user-123").history() == []
+
+
+def test_session_worker_binding(tmp_path: Path) -> None:
+    desk = _desk(tmp_path)
+    session = desk.session(Worker(name="worker1"))
+    loaded = desk.session(Worker(name="worker2"), session_id=session.session_id)
+    assert loaded is None
+
+
+def test_session_streaming_samples(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, *_replies(3))
+    session = desk.session(Worker(name="Teller"))
+    report = session.run("Hello", stream=True)
+    tokens = [e.payload["token"] for e in report.events if e.type == "stream.token"]
+    assert "".join(tokens) == "r0"
+    kinds = [event.type for event in session.stream_run("Tell me a story")]
+    assert "stream.token" in kinds and "worker.completed" in kinds
+
+    async def collect() -> list[str]:
+        return [event.type async for event in session.astream_run("Count to 10")]
+
+    assert "stream.token" in asyncio.run(collect())
+
+
+def test_session_thinking_drop_params_and_extra_body(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, *_replies(3))
+    session = desk.session(Worker(name="Thinker"))
+    session.run(
+        "Which is larger: 9.11 or 9.8?", thinking={"type": "enabled", "budget_tokens": 1024}
+    )
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert adapter.calls[-1]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    session.run("Explain quantum computing", thinking={"type": "enabled"}, drop_params=True)
+    assert adapter.calls[-1]["drop_params"] is True
+    extra = {"guardrails": ["pii-detection"], "custom_setting": 42}
+    session.run("Analyze this data", extra_body=extra)
+    assert adapter.calls[-1]["extra_body"] == extra
+    for msg in session.history():
+        if msg.role == "assistant" and not msg.tool_calls:
+            assert msg.reasoning_content is None
+            assert msg.thinking_blocks is None
+
+
+def _call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(id="call-1", name=name, arguments=arguments)
+
+
+def test_tools_define_user_input_and_input_key(tmp_path: Path) -> None:
+    @tool(description="Add two numbers")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @tool(requires_user_input=True, input_key="answer")
+    def ask(question: str, answer: str) -> str:
+        return answer
+
+    assert add.description == "Add two numbers"
+    assert execute_tool(add, _call("add", a=1, b=2)).content == "3"
+    desk = _desk(tmp_path, call_tool("ask", question="Q?"), lambda m, t: str(m[-1]["content"]))
+    report = desk.run(Worker(name="W", tools=[ask]), Job(input="x"))
+    assert report.status == "paused" and report.pending_action is not None
+    assert report.pending_action.type == "user_input"
+    report = desk.resume(report, "42")
+    assert report.content == "42"
+
+
+def test_tools_timeouts_retries_cancellation_and_toolresult() -> None:
+    @tool(timeout=5.0, retries=3, retry_delay=1.0)
+    async def fetch_data(url: str) -> str:
+        return url
+
+    @tool()
+    def fetch_status(code: int) -> ToolResult:
+        if code == 200:
+            return ToolResult(content="ok", data={"code": code})
+        return ToolResult(error="not ok")
+
+    assert (fetch_data.timeout, fetch_data.retries, fetch_data.retry_delay) == (5.0, 3, 1.0)
+    ok = execute_tool(fetch_status, _call("fetch_status", code=200))
+    assert (ok.content, ok.data) == ("ok", {"code": 200})
+    assert execute_tool(fetch_status, _call("fetch_status", code=500)).error == "not ok"
+
+
+class AnalysisResult(BaseModel):
+    findings: list[str]
+    confidence: float
+
+
+def test_tools_output_type_validation() -> None:
+    @tool(output_type=AnalysisResult)
+    def analyze(text: str) -> dict[str, Any]:
+        return {"findings": ["insight 1", "insight 2"], "confidence": 0.85}
+
+    @tool(output_type=AnalysisResult)
+    def broken(text: str) -> dict[str, Any]:
+        return {"findings": "none"}
+
+    result = execute_tool(analyze, _call("analyze", text="t"))
+    assert result.error is None
+    assert result.data == {"findings": ["insight 1", "insight 2"], "confidence": 0.85}
+    assert execute_tool(broken, _call("broken", text="t")).error
+
+
+def test_tools_toolbelt_handoff_and_subworker_factories(tmp_path: Path) -> None:
+    assert Toolkit is Toolbelt
+    Toolbelt()
+    handoff_tool = transfer_to_agent_tool(available_agents=["researcher", "coder"])
+    Worker(name="router", tools=[handoff_tool])
+    desk = _desk(tmp_path)
+
+    @tool()
+    def lookup(q: str) -> str:
+        return q
+
+    spawn = create_subworker_tool(desk=desk, max_subworkers=5, max_tools_per_subworker=8)
+    assert spawn.name == "spawn_subworker"
+    create_subworker_tool(
+        desk=desk,
+        available_tools=[lookup],
+        default_model="deepseek/deepseek-chat",
+        allowed_models={"deepseek/deepseek-chat"},
+        max_subworkers=5,
+        max_tools_per_subworker=8,
+        max_iterations=10,
+        max_tool_calls=10,
+        structured_output_retries=1,
+    )
+    assert create_swarm_tool(desk=desk).name == "spawn_agent"
+
+
+def test_tool_hooks_samples() -> None:
+    seen: list[str] = []
+
+    def validate_positive(call: ToolCall) -> None:
+        for key, value in call.arguments.items():
+            if isinstance(value, (int, float)) and value < 0:
+                raise ValueError(f"{key} must be positive, got {value}")
+
+    @tool(pre=(validate_positive,))
+    def square_root(x: float) -> float:
+        seen.append("ran")
+        return float(x**0.5)
+
+    def failing_post_hook(call: ToolCall, result: ToolResult) -> None:
+        raise Exception("Post-hook failure")
+
+    @tool(post=(failing_post_hook,))
+    def my_tool(value: str) -> str:
+        return value
+
+    async def async_pre_hook(call: ToolCall) -> None:
+        seen.append(f"pre:{call.name}")
+
+    async def async_post_hook(call: ToolCall, result: ToolResult) -> None:
+        seen.append(f"post:{result.content}")
+
+    @tool(pre=(async_pre_hook,), post=(async_post_hook,))
+    async def async_tool(value: str) -> str:
+        return value.upper()
+
+    refused = execute_tool(square_root, _call("square_root", x=-4))
+    assert refused.error and "x must be positive, got -4" in refused.error and seen == []
+    failed = execute_tool(my_tool, _call("my_tool", value="v"))
+    assert failed.error and "Post-hook failure" in failed.error
+    assert asyncio.run(aexecute_tool(async_tool, _call("async_tool", value="v"))).content == "V"
+    assert seen == ["pre:async_tool", "post:V"]
+
+
+def test_tools_cancellation_event_already_set_does_not_run_the_tool() -> None:
+    fetched: list[str] = []
+
+    @tool(timeout=5.0)
+    async def fetch_data(url: str) -> str:
+        fetched.append(url)
+        return url
+
+    async def run_cancelled() -> ToolResult:
+        cancel_event = asyncio.Event()
+        cancel_event.set()
+        return await aexecute_tool(
+            fetch_data, _call("fetch_data", url="u"), cancel_event=cancel_event
+        )
+
+    result = asyncio.run(run_cancelled())
+    assert result.cancelled and result.error == "tool execution cancelled"
+    assert fetched == []
