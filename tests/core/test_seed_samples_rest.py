@@ -7,15 +7,24 @@ change is ``adapter=ScriptedAdapter(...)`` (and ``storage_dir=tmp_path``) on the
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
-from deskwork import Desk, Job, Worker, Workforce
+from deskwork import Desk, Event, EventType, Job, Report, Worker, Workforce
 from deskwork.collaboration import Blackboard, Channel
 from deskwork.core.tool_call import ToolCall
-from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.event_bus import EventBus
+from deskwork.exceptions import EventHandlerError, EventLoopRunningError
+from deskwork.logging import StructuredLogger, get_logger
+from deskwork.memory import InMemoryMemoryStore, SQLiteMemoryStore
+from deskwork.store import SQLiteRunStore
+from deskwork.testing import ScriptedAdapter, call_tool, reply, structured
 from deskwork.tools import (
     Toolbelt,
     Toolkit,
@@ -26,6 +35,7 @@ from deskwork.tools import (
     transfer_to_agent_tool,
 )
 from deskwork.tools.execution import aexecute_tool, execute_tool
+from deskwork.utils import new_id, utc_now
 from deskwork.workflow import (
     AsyncCondition,
     AsyncLoop,
@@ -388,3 +398,217 @@ def test_tools_cancellation_event_already_set_does_not_run_the_tool() -> None:
     result = asyncio.run(run_cancelled())
     assert result.cancelled and result.error == "tool execution cancelled"
     assert fetched == []
+
+
+@tool()
+def search(query: str) -> str:
+    """Search for information"""
+    return f"Results for: {query}"
+
+
+def test_tutorial_6_managed_workforce(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, structured({"worker": "Writer"}), reply("written"))
+    researcher = Worker(name="Researcher", tools=[search])
+    writer = Worker(name="Writer")
+    workforce = Workforce([researcher, writer], mode="managed")
+    report = desk.run(workforce, Job(input="Research and write about AI"))
+    assert report.status == "completed" and report.content == "written"
+
+
+def test_tutorial_7_swarm_handoff(tmp_path: Path) -> None:
+    handoff = transfer_to_agent_tool(["Writer", "Editor"])
+    researcher = Worker(name="Researcher", tools=[search, handoff])
+    writer = Worker(name="Writer", tools=[handoff])
+    editor = Worker(name="Editor")
+    workforce = Workforce([researcher, writer, editor], mode="swarm")
+    handoff_call = call_tool("transfer_to_agent", agent_name="Writer", context="draft it")
+    desk = _desk(tmp_path, handoff_call, reply("draft"))
+    report = desk.run(workforce, Job(input="Write about AI"))
+    assert report.status == "completed" and report.content == "draft"
+    assert handoff.schema["properties"]["agent_name"]["enum"] == ["Writer", "Editor"]
+
+
+def test_workforce_configuration_custom_reducer(tmp_path: Path) -> None:
+    def custom_reducer(reports: list[Report]) -> Report:
+        combined_content = "\n\n".join(r.content or "" for r in reports)
+        merged_errors = [error for report in reports for error in report.errors]
+        return reports[0].model_copy(
+            update={
+                "status": "failed" if merged_errors else "completed",
+                "content": combined_content,
+                "errors": merged_errors,
+                "pending_action": None,
+            }
+        )
+
+    w1 = Worker(name="w1")
+    w2 = Worker(name="w2")
+    workforce = Workforce(workers=[w1, w2], mode="collaborate", reducer=custom_reducer)
+    report = _desk(tmp_path, reply("one"), reply("two")).run(workforce, Job(input="x"))
+    assert report.status == "completed" and report.content == "one\n\ntwo"
+
+
+def test_desk_async_running_and_sync_run_inside_a_loop(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, reply("streamed"))
+    worker = Worker(name="Researcher")
+
+    async def in_loop() -> Report:
+        with pytest.raises(EventLoopRunningError):
+            desk.run(worker, Job(input="x"))
+        return await desk.arun(worker, Job(input="x"), stream=True)
+
+    report = asyncio.run(in_loop())
+    assert report.status == "completed"
+    assert [e.payload["token"] for e in report.events if e.type == "stream.token"] == ["streamed"]
+
+
+def test_collaboration_blackboard_and_channel_operations() -> None:
+    blackboard = Blackboard()
+    blackboard.write("analysis_result", {"score": 95}, author="analyst")
+    assert blackboard.exists("analysis_result")
+    entry = blackboard.read_entry("analysis_result")
+    assert entry is not None
+    assert (entry.key, entry.value, entry.author) == ("analysis_result", {"score": 95}, "analyst")
+    assert entry.created_at == entry.updated_at
+    assert {k: e.value for k, e in blackboard.all_entries().items()} == {
+        "analysis_result": {"score": 95}
+    }
+    writes: list[str] = []
+    blackboard.subscribe_all(lambda key, value, author: writes.append(author))
+    blackboard.write("other", 1, author="reviewer")
+    assert writes == ["reviewer"]
+    blackboard.delete("analysis_result")
+    assert blackboard.keys() == ["other"]
+    blackboard.clear()
+    assert blackboard.keys() == []
+    channel = Channel()
+    message = channel.send(
+        sender="worker_a",
+        recipient="worker_b",
+        content={"task": "analyze data"},
+        metadata={"priority": "high"},
+    )
+    assert message.id and message.metadata == {"priority": "high"}
+    channel.broadcast(sender="manager", content={"status": "starting"}, metadata={"phase": "1"})
+    assert len(channel.peek("worker_b")) == 2
+    assert len(channel.receive("worker_b", clear=False, broadcast_mode="one_shot")) == 2
+    assert len(channel.all_messages()) == 2
+    channel.clear("worker_b")
+    channel.clear()
+    assert channel.all_messages() == []
+
+
+def test_collaboration_async_methods() -> None:
+    blackboard = Blackboard()
+    channel = Channel()
+
+    async def use() -> tuple[Any, Any, list[str]]:
+        await blackboard.awrite("key", 1, "author")
+        value = await blackboard.aread("key")
+        sent = await channel.asend("sender", "recipient", "content", {"m": 1})
+        received = await channel.areceive("recipient", clear=True, broadcast_mode="one_shot")
+        return value, sent, [m.id for m in received]
+
+    value, sent, received = asyncio.run(use())
+    assert value == 1 and received == [sent.id]
+
+
+def test_event_bus_error_collection_and_await_pending() -> None:
+    bus = EventBus()
+
+    async def failing(event: Event) -> None:
+        raise RuntimeError("nope")
+
+    bus.subscribe("custom.event", failing)
+    event = Event(
+        event_id=new_id(),
+        type="custom.event",
+        timestamp=utc_now(),
+        run_id="run-123",
+        source="my_component",
+        payload={"data": "value"},
+    )
+    bus.emit(event)
+    errors = bus.get_errors()
+    assert [(e.event_type, str(e.handler_error)) for e in errors] == [("custom.event", "nope")]
+    bus.clear_errors()
+    assert bus.get_errors() == []
+
+    async def pending() -> None:
+        bus.emit(event)
+        with pytest.raises(EventHandlerError):
+            await bus.await_pending(raise_on_error=True)
+
+    asyncio.run(pending())
+    bus.unsubscribe("custom.event", failing)
+    assert EventType.WORKER_STARTED == "worker.started"
+
+
+def test_events_stream_token_types_tool_previews_and_error_aggregation(tmp_path: Path) -> None:
+    @tool()
+    def echo(text: str) -> str:
+        if text == "bad":
+            raise ValueError("boom")
+        return text
+
+    turns = [call_tool("echo", text="hi"), reply("done"), call_tool("echo", text="bad"), reply("x")]
+    desk = Desk(model=MODEL, adapter=ScriptedAdapter(turns), storage_dir=tmp_path, stream=True)
+    tokens: list[dict[str, Any]] = []
+    previews: list[tuple[str, Any]] = []
+    failures: list[tuple[str, str, Any]] = []
+    desk.event_bus.subscribe("stream.token", lambda e: tokens.append(dict(e.payload)))
+    desk.event_bus.subscribe(
+        "tool.completed", lambda e: previews.append((e.source, e.payload.get("result_preview")))
+    )
+    desk.event_bus.subscribe(
+        "tool.failed", lambda e: failures.append((e.type, e.source, e.payload.get("error")))
+    )
+    worker = Worker(name="assistant", tools=[echo])
+    report = desk.run(worker, Job(input="hello"))
+    assert {t["type"] for t in tokens} == {"tool_argument", "content"}
+    assert previews == [("echo", "hi")]
+    stored = [e.type for e in desk.run_store.get_events(report.run_id)]
+    assert stored[0] == "run.started" and stored[-1] == "run.completed"
+    desk.run(worker, Job(input="again"))
+    assert failures == [("tool.failed", "echo", "ValueError: boom")]
+
+
+def test_storage_and_memory_desk_integration(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, reply("out1"))
+    assert isinstance(desk.memory_store, InMemoryMemoryStore)
+    assert isinstance(desk.run_store, SQLiteRunStore)
+    worker = Worker(name="Analyst", memory_scope="analyst:session-1")
+    desk.memory_store.write("context", "The user likes cats", "analyst:session-1")
+    desk.run(worker, Job(input="hi"))
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert adapter.calls[0]["messages"][0]["content"].endswith("The user likes cats")
+    assert desk.memory_store.read("last_output", "analyst:session-1") == "out1"
+    for store in (InMemoryMemoryStore(), SQLiteMemoryStore(str(tmp_path / "memory.db"))):
+        store.write("k", {"a": "hello world"}, "desk")
+        assert store.search("hello", "desk") == [("k", {"a": "hello world"})]
+        store.reset("desk")
+        assert store.read("k", "desk") is None
+
+
+def test_logging_levels_context_and_data_types() -> None:
+    stream = io.StringIO()
+    logger = get_logger("seed_samples_levels", level=logging.WARNING)
+    logger.logger.addHandler(logging.StreamHandler(stream))
+    logger.debug("This won't be logged")
+    logger.info("Neither will this")
+    logger.warning("This will be logged")
+    logger.error("So will this")
+    assert [json.loads(line)["message"] for line in stream.getvalue().splitlines()] == [
+        "This will be logged",
+        "So will this",
+    ]
+    base_logger = get_logger("seed_samples_context").with_context(service="api")
+    request_logger = base_logger.with_context(request_id="req-456", user_id="user-789")
+    assert base_logger.context == {"service": "api"}
+    assert request_logger.context == {
+        "service": "api",
+        "request_id": "req-456",
+        "user_id": "user-789",
+    }
+    assert isinstance(StructuredLogger("seed_samples_api", level=logging.INFO), StructuredLogger)
