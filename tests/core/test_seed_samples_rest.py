@@ -24,7 +24,7 @@ from deskwork.exceptions import EventHandlerError, EventLoopRunningError
 from deskwork.logging import StructuredLogger, get_logger
 from deskwork.memory import InMemoryMemoryStore, SQLiteMemoryStore
 from deskwork.store import SQLiteRunStore
-from deskwork.testing import ScriptedAdapter, call_tool, reply, structured
+from deskwork.testing import ScriptedAdapter, call_tool, call_tools, reply, structured
 from deskwork.tools import (
     Toolbelt,
     Toolkit,
@@ -612,3 +612,163 @@ def test_logging_levels_context_and_data_types() -> None:
         "user_id": "user-789",
     }
     assert isinstance(StructuredLogger("seed_samples_api", level=logging.INFO), StructuredLogger)
+
+
+def _last_content(messages: list[dict[str, Any]], tools: Any) -> str:
+    return str(messages[-1]["content"])
+
+
+def test_subworkers_minimal_example_and_tool_contract(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def risky(x: str) -> str:
+        return x
+
+    spawn = ("spawn_subworker", {"name": "Scout", "instructions": "Find", "task": "List"})
+    paused_spawn = {"name": "Scout2", "instructions": "i", "task": "t", "tools": ["risky"]}
+    turns = [
+        call_tools(spawn),
+        reply("child out"),
+        _last_content,
+        call_tool("spawn_subworker", **paused_spawn),
+        call_tool("risky", x="1"),
+        _last_content,
+    ]
+    desk = Desk(
+        model="deepseek/deepseek-chat", adapter=ScriptedAdapter(turns), storage_dir=tmp_path
+    )
+    spawn_subworker = create_subworker_tool(desk=desk, max_subworkers=3, available_tools=[risky])
+    lead = Worker(
+        name="Lead",
+        model="deepseek/deepseek-chat",
+        tools=[spawn_subworker],
+        instructions="Delegate work with spawn_subworker and synthesize results.",
+    )
+    assert spawn_subworker.schema["required"] == ["name", "instructions", "task"]
+    report = desk.run(lead, Job(input="Research top agent frameworks."))
+    assert report.status == "completed" and report.content == "child out"
+    result = report.tool_calls[0].result
+    assert result is not None and result.content == "child out"
+    assert result.data["status"] == "completed" and result.data["worker"] == "Scout"
+    child = desk.run_store.get_run(result.data["run_id"])
+    assert child is not None and child.status == "completed"
+    report = desk.run(lead, Job(input="Delegate a risky task."))
+    paused = report.tool_calls[0].result
+    assert paused is not None and paused.error
+    assert paused.data["status"] == "paused"
+    assert paused.data["pending_action_type"] == "confirmation"
+
+
+@pytest.mark.parametrize(
+    ("decision", "ran"),
+    [
+        (True, True),
+        ("yes", True),
+        ("approve", True),
+        ("confirm", True),
+        ("sure", True),
+        (False, False),
+        (None, False),
+        ("  ", False),
+        ("no", False),
+        ("decline", False),
+        ("deny", False),
+        ("cancel", False),
+    ],
+)
+def test_worker_confirmation_decisions(tmp_path: Path, decision: Any, ran: bool) -> None:
+    @tool(requires_confirmation=True)
+    def risky(x: str) -> str:
+        return "ran"
+
+    desk = _desk(tmp_path, call_tool("risky", x="1"), _last_content)
+    failed: list[Any] = []
+    desk.event_bus.subscribe("tool.failed", lambda e: failed.append(e.payload.get("error")))
+    report = desk.run(Worker(name="W", tools=[risky]), Job(input="go"))
+    assert [e.type for e in report.events][-2:] == ["worker.paused", "run.paused"]
+    report = desk.resume(report, decision)
+    assert report.status == "completed"
+    if ran:
+        assert report.content == "ran" and failed == []
+    else:
+        assert failed == ["Tool execution declined"]
+
+
+def test_worker_pauses_after_prior_calls_of_the_same_turn(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def risky(x: str) -> str:
+        return "ran"
+
+    @tool()
+    def first(x: str) -> str:
+        return "first:" + x
+
+    @tool()
+    def last(x: str) -> str:
+        return "last:" + x
+
+    turn = call_tools(("first", {"x": "1"}), ("risky", {"x": "2"}), ("last", {"x": "3"}))
+    desk = _desk(tmp_path, turn, reply("fin"))
+    report = desk.run(Worker(name="W", tools=[first, last, risky]), Job(input="go"))
+    assert report.status == "paused"
+    results = [c.result for c in report.tool_calls]
+    assert results[0] is not None and results[0].content == "first:1"
+    assert results[1] is None
+    assert results[2] is not None and results[2].error
+    report = desk.resume(report, True)
+    assert report.status == "completed"
+    tools = [m.content for m in report.messages if m.role == "tool"]
+    assert tools[:2] == ["first:1", "ran"]
+
+
+def test_worker_job_input_and_system_message(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, reply("x"))
+    job = Job(input={"k": [1, 2]}, expected_output="A list", constraints=["no emojis"])
+    desk.run(Worker(name="W", instructions="Be brief"), job)
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    system, user = adapter.calls[0]["messages"]
+    assert system["role"] == "system"
+    assert all(part in system["content"] for part in ("Be brief", "A list", "no emojis"))
+    assert user == {"role": "user", "content": '{"k": [1, 2]}'}
+
+
+def test_worker_limits_fail_the_run(tmp_path: Path) -> None:
+    @tool()
+    def step(x: str) -> str:
+        return x
+
+    turns = [call_tool("step", x=str(i)) for i in range(3)]
+    desk = Desk(model=MODEL, adapter=ScriptedAdapter(turns), storage_dir=tmp_path, max_iterations=2)
+    report = desk.run(Worker(name="W", tools=[step]), Job(input="go"))
+    assert report.status == "failed" and "max_iterations" in report.errors[0]
+    many = call_tools(("step", {"x": "1"}), ("step", {"x": "2"}), ("step", {"x": "3"}))
+    desk = Desk(
+        model=MODEL, adapter=ScriptedAdapter([many]), storage_dir=tmp_path, max_tool_calls=2
+    )
+    report = desk.run(Worker(name="W", tools=[step]), Job(input="go"))
+    assert report.status == "failed" and "max_tool_calls" in report.errors[0]
+
+
+def test_worker_tools_override(tmp_path: Path) -> None:
+    @tool()
+    def a(x: str) -> str:
+        return "a:" + x
+
+    @tool()
+    def b(x: str) -> str:
+        return "b:" + x
+
+    @tool(name="b")
+    def b2(x: str) -> str:
+        return "b2:" + x
+
+    desk = _desk(tmp_path, call_tool("b", x="1"), reply("done"))
+    worker = Worker(name="W", tools=[a, b])
+    desk.run(worker, Job(input="go", tools_override=["b", "unknown"]))
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert [t["function"]["name"] for t in adapter.calls[0]["tools"]] == ["b"]
+    desk = _desk(tmp_path, call_tool("b", x="1"), reply("done"))
+    report = desk.run(worker, Job(input="go", tools_override=[b, "a", b2]))
+    result = report.tool_calls[0].result
+    assert result is not None and result.content == "b2:1"
