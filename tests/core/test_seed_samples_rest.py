@@ -772,3 +772,49 @@ def test_worker_tools_override(tmp_path: Path) -> None:
     report = desk.run(worker, Job(input="go", tools_override=[b, "a", b2]))
     result = report.tool_calls[0].result
     assert result is not None and result.content == "b2:1"
+
+
+def test_session_multi_turn_reasoning_is_cleared_from_history(tmp_path: Path) -> None:
+    turns = [reply("9.11", reasoning="compare"), reply("3", reasoning="count")]
+    desk = _desk(tmp_path, *turns)
+    session = desk.session(Worker(name="Thinker"))
+    report1 = session.run("What is 9.11 vs 9.8?", thinking={"type": "enabled"})
+    assert report1.reasoning_content == "compare"
+    report2 = session.run("How many Rs in strawberry?")
+    assert report2.reasoning_content == "count"
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert adapter.calls[1]["messages"][1] == {"role": "assistant", "content": "9.11"}
+    for msg in session.history():
+        if msg.role == "assistant" and not msg.tool_calls:
+            assert msg.reasoning_content is None
+            assert msg.thinking_blocks is None
+
+
+def test_workforce_resume_collaborate_and_swarm(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def act(x: str) -> str:
+        return "acted"
+
+    w1 = Worker(name="w1", tools=[act])
+    w2 = Worker(name="w2")
+    desk = _desk(tmp_path, call_tool("act", x="1"), reply("one"), reply("two"))
+    report = desk.run(Workforce([w1, w2], mode="collaborate"), Job(input="x"))
+    assert report.status == "paused"
+    report = desk.resume(report, True)
+    assert report.status == "completed"
+    assert "one" in (report.content or "") and "two" in (report.content or "")
+    handoff = transfer_to_agent_tool(["b"])
+    a = Worker(name="a", tools=[handoff])
+    b = Worker(name="b", tools=[act])
+    turns = [
+        call_tool("transfer_to_agent", agent_name="b"),
+        call_tool("act", x="1"),
+        reply("b done"),
+    ]
+    desk = _desk(tmp_path, *turns)
+    report = desk.run(Workforce([a, b], mode="swarm"), Job(input="x"))
+    assert report.status == "paused" and report.pending_action is not None
+    assert report.pending_action.tool_call.name == "act"
+    report = desk.resume(report, True)
+    assert report.status == "completed" and report.content == "b done"
