@@ -20,11 +20,11 @@ from deskwork import Desk, Event, EventType, Job, Report, Worker, Workforce
 from deskwork.collaboration import Blackboard, Channel
 from deskwork.core.tool_call import ToolCall
 from deskwork.event_bus import EventBus
-from deskwork.exceptions import EventHandlerError, EventLoopRunningError
+from deskwork.exceptions import ContextLimitError, EventHandlerError, EventLoopRunningError
 from deskwork.logging import StructuredLogger, get_logger
 from deskwork.memory import InMemoryMemoryStore, SQLiteMemoryStore
 from deskwork.store import SQLiteRunStore
-from deskwork.testing import ScriptedAdapter, call_tool, call_tools, reply, structured
+from deskwork.testing import ScriptedAdapter, call_tool, call_tools, fail, reply, structured
 from deskwork.tools import (
     Toolbelt,
     Toolkit,
@@ -818,3 +818,39 @@ def test_workforce_resume_collaborate_and_swarm(tmp_path: Path) -> None:
     assert report.pending_action.tool_call.name == "act"
     report = desk.resume(report, True)
     assert report.status == "completed" and report.content == "b done"
+
+
+class Verdict(BaseModel):
+    title: str
+
+
+def test_desk_memory_integration_order_and_last_output(tmp_path: Path) -> None:
+    desk = _desk(tmp_path, reply("x"), structured({"title": "v"}))
+    desk.memory_store.write("context", "CTX", "s1")
+    leading = [{"role": "system", "content": "SYS2"}, {"role": "user", "content": "old"}]
+    worker = Worker(name="W", instructions="INSTR", memory_scope="s1")
+    desk.run(worker, Job(input="hi", initial_messages=leading))
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    roles = [(m["role"], m["content"]) for m in adapter.calls[0]["messages"]]
+    assert roles[:3] == [("system", "INSTR"), ("system", "SYS2"), ("system", "Context:\nCTX")]
+    desk.run(Worker(name="J", memory_scope="s2"), Job(input="hi", response_schema=Verdict))
+    assert desk.memory_store.read("last_output", "s2") == {"title": "v"}
+
+
+def test_desk_context_window_reactive_and_disabled(tmp_path: Path) -> None:
+    error = ContextLimitError("context_length_exceeded: too long")
+    history = [{"role": "user", "content": f"m{i}"} for i in range(6)]
+    turns = [fail(error), reply("SUMMARY"), reply("ok")]
+    report = _desk(tmp_path, *turns).run(
+        Worker(name="W"), Job(input="hi", initial_messages=history)
+    )
+    assert report.status == "completed" and report.content == "ok"
+    desk = Desk(
+        model=MODEL,
+        adapter=ScriptedAdapter([fail(error)]),
+        storage_dir=tmp_path,
+        respect_context_window=False,
+    )
+    report = desk.run(Worker(name="W"), Job(input="hi", initial_messages=history))
+    assert report.status == "failed" and "context limit" in report.errors[0]
