@@ -854,3 +854,17 @@ def test_desk_context_window_reactive_and_disabled(tmp_path: Path) -> None:
     )
     report = desk.run(Worker(name="W"), Job(input="hi", initial_messages=history))
     assert report.status == "failed" and "context limit" in report.errors[0]
+
+
+def test_session_survives_a_restart_and_stays_bound_to_its_worker(tmp_path: Path) -> None:
+    worker = Worker(name="Assistant")
+    desk = _desk(tmp_path, reply("a"))
+    session = desk.session(worker=worker, session_id="user-123", metadata={"user_id": "123"})
+    session.run("hi")
+    desk.close()
+    restarted = _desk(tmp_path, reply("b"))
+    restored = restarted.session(worker, session_id="user-123")
+    assert restored is not None
+    assert [m.content for m in restored.history()] == ["hi", "a"]
+    assert restored.run("Continue our conversation").content == "b"
+    assert restarted.session(Worker(name="Other"), session_id="user-123") is None
