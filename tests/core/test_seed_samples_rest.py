@@ -868,3 +868,45 @@ def test_session_survives_a_restart_and_stays_bound_to_its_worker(tmp_path: Path
     assert [m.content for m in restored.history()] == ["hi", "a"]
     assert restored.run("Continue our conversation").content == "b"
     assert restarted.session(Worker(name="Other"), session_id="user-123") is None
+
+
+@pytest.mark.parametrize(
+    ("selection", "chosen"),
+    [
+        ({"worker": "Beta"}, "Beta"),
+        ({"worker": "the beta team"}, "Beta"),
+        ({"worker": "nobody"}, "Alpha"),
+    ],
+)
+def test_workforce_managed_selection_rules(
+    tmp_path: Path, selection: dict[str, str], chosen: str
+) -> None:
+    @tool()
+    def lookup(q: str) -> str:
+        return q
+
+    manager = Worker(name="Boss", tools=[lookup])
+    workforce = Workforce(
+        [Worker(name="Alpha"), Worker(name="Beta")], mode="managed", manager=manager
+    )
+    desk = _desk(tmp_path, structured(selection), reply("done"))
+    report = desk.run(workforce, Job(input="x"))
+    assert report.status == "completed"
+    started = [e.source for e in report.events if e.type == "worker.started"]
+    assert started == ["Boss", chosen]
+    adapter = desk.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert not adapter.calls[0]["tools"]
+
+
+def test_workforce_swarm_handoff_rules(tmp_path: Path) -> None:
+    handoff = transfer_to_agent_tool(["x", "y"])
+    x = Worker(name="x", tools=[handoff])
+    y = Worker(name="y", tools=[handoff])
+    hops = [call_tool("transfer_to_agent", agent_name=n) for n in ["y", "x"] * 3]
+    desk = _desk(tmp_path, *hops)
+    report = desk.run(Workforce([x, y], mode="swarm", max_handoffs=3), Job(input="go"))
+    assert report.status == "failed" and "max_handoffs" in report.errors[0]
+    desk = _desk(tmp_path, call_tool("transfer_to_agent", agent_name="z"), reply("stay"))
+    report = desk.run(Workforce([x, y], mode="swarm"), Job(input="go"))
+    assert report.status == "completed" and report.content == "stay"
