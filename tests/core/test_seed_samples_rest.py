@@ -910,3 +910,28 @@ def test_workforce_swarm_handoff_rules(tmp_path: Path) -> None:
     desk = _desk(tmp_path, call_tool("transfer_to_agent", agent_name="z"), reply("stay"))
     report = desk.run(Workforce([x, y], mode="swarm"), Job(input="go"))
     assert report.status == "completed" and report.content == "stay"
+
+
+def test_workflow_composites_short_circuit_and_aresume(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def act(x: str) -> str:
+        return "acted"
+
+    ops = Worker(name="Ops", tools=[act])
+    inner = Worker(name="Inner")
+    condition = Condition(predicate=lambda ctx: True, if_true=[Step(ops), Step(inner)], if_false=[])
+    router = Router(selector=lambda ctx: "a", routes={"a": [Step(ops), Step(inner)]})
+    for node in (condition, router):
+        turns = [call_tool("act", x="1"), reply("ok"), reply("inner"), reply("after")]
+        desk = _desk(tmp_path, *turns)
+        flow = desk.flow([node, Step(Worker(name="After"))])
+        report = flow.run(Job(input="x"))
+        assert report.status == "paused"
+        adapter = desk.adapter
+        assert isinstance(adapter, ScriptedAdapter) and len(adapter.calls) == 1
+        report = asyncio.run(flow.aresume(report, True))
+        assert report.status == "completed"
+        assert report.content == "## Ops\n\nok\n\n## Inner\n\ninner\n\n## After\n\nafter"
+        desk = _desk(tmp_path, fail(RuntimeError("boom")), reply("never"))
+        report = desk.flow([node, Step(Worker(name="After"))]).run(Job(input="x"))
+        assert report.status == "failed" and "boom" in report.errors[0]
