@@ -24,7 +24,15 @@ from deskwork.exceptions import ContextLimitError, EventHandlerError, EventLoopR
 from deskwork.logging import StructuredLogger, get_logger
 from deskwork.memory import InMemoryMemoryStore, SQLiteMemoryStore
 from deskwork.store import SQLiteRunStore
-from deskwork.testing import ScriptedAdapter, call_tool, call_tools, fail, reply, structured
+from deskwork.testing import (
+    ScriptedAdapter,
+    Turn,
+    call_tool,
+    call_tools,
+    fail,
+    reply,
+    structured,
+)
 from deskwork.tools import (
     Toolbelt,
     Toolkit,
@@ -935,3 +943,30 @@ def test_workflow_composites_short_circuit_and_aresume(tmp_path: Path) -> None:
         desk = _desk(tmp_path, fail(RuntimeError("boom")), reply("never"))
         report = desk.flow([node, Step(Worker(name="After"))]).run(Job(input="x"))
         assert report.status == "failed" and "boom" in report.errors[0]
+
+
+@pytest.mark.parametrize(
+    ("cost", "printed"), [(0.00042, "Cost: $0.000420"), (None, "Cost: $0.000000")]
+)
+def test_cost_tracking_sample_with_a_known_and_an_unknown_cost(
+    tmp_path: Path, cost: float | None, printed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seed's "Cost tracking" handler reads ``payload.get('cost', 0)``: ``cost`` is absent
+    when the price is unknown (an unregistered model), not ``None``, which it cannot format."""
+    desk = _desk(tmp_path, Turn(content="Hi!", usage={"total_tokens": 12}, cost=cost))
+
+    # Track LLM costs
+    def on_llm_completed(event: Event) -> None:
+        payload = event.payload
+        print(f"Model: {payload['model']}")
+        print(f"Cost: ${payload.get('cost', 0):.6f}")
+        print(f"Tokens: {payload['total_tokens']}")
+        print(f"Latency: {payload['latency_ms']}ms")
+
+    desk.event_bus.subscribe("llm.completed", on_llm_completed)
+    worker = Worker(name="assistant")
+    report = desk.run(worker, Job(input="Hello"))
+
+    assert report.status == "completed"
+    out = capsys.readouterr().out
+    assert printed in out and "Tokens: 12" in out

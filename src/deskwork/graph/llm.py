@@ -388,7 +388,9 @@ def _completed(model: str, usage: dict[str, int], cost: float | None, started: f
         run.budget.charge(cost)
     latency = round((time.perf_counter() - started) * 1000, 3)
     tokens = {k: int(v) for k, v in usage.items() if k.endswith("tokens")}
-    payload = {"model": model, "latency_ms": latency, **tokens, "cost": cost}
+    payload: dict[str, Any] = {"model": model, "latency_ms": latency, **tokens}
+    if cost is not None:  # optional, as the token counts: absent when unknown
+        payload["cost"] = cost
     emit_graph_event("llm.completed", model, payload)
 
 

@@ -119,8 +119,10 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
     run.add_usage(response.usage, response.cost, latency)
     if budget is not None and response.cost:
         budget.charge(response.cost)
-    run.emit(EventType.LLM_COMPLETED, {"model": run.model, "latency_ms": round(latency, 3),
-                                       **response.usage, "cost": response.cost})  # fmt: skip
+    payload = {"model": run.model, "latency_ms": round(latency, 3), **response.usage}
+    if response.cost is not None:  # optional, as the token counts: absent when unknown
+        payload["cost"] = response.cost
+    run.emit(EventType.LLM_COMPLETED, payload)
     return response
 
 
