@@ -31,3 +31,22 @@ def test_a_module_that_raises_on_import_is_a_usage_error(
     err = capsys.readouterr().err
     assert f"cannot import '{broken_module}': RuntimeError: the app broke on import" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("before", [None, "reports"])
+def test_a_worker_that_stops_leaves_the_process_serving_the_queues_it_served(
+    before: str | None, broken_module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deskwork worker`` serves one queue through DESKWORK_QUEUES; run in a process that
+    goes on (a test, an application), it left the variable set, and every durable desk the
+    process made afterwards served only that queue: its runs on any other queue never ran."""
+    import os
+
+    if before is None:
+        monkeypatch.delenv("DESKWORK_QUEUES", raising=False)
+    else:
+        monkeypatch.setenv("DESKWORK_QUEUES", before)
+
+    assert main(["worker", f"{broken_module}:desk", "--queue", "jobs"]) == 2
+
+    assert os.environ.get("DESKWORK_QUEUES") == before

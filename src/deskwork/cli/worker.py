@@ -11,11 +11,13 @@ over by another worker or by ``recover()``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from deskwork._logs import get_stdlib_logger
@@ -66,7 +68,35 @@ def serve(
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    os.environ["DESKWORK_QUEUES"] = queue  # read when DBOS launches: serve only this queue
+    with _environ("DESKWORK_QUEUES", queue):  # read when DBOS launches: serve only this queue
+        return _serve(target, queue, concurrency, drain, queue_concurrency, rate, takeover_every)
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str) -> Iterator[None]:
+    """``os.environ[name] = value`` while the block runs, then as it was: a worker run in a
+    process that goes on (a test, an application) does not leave later desks serving only
+    its queue."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
+def _serve(
+    target: str,
+    queue: str,
+    concurrency: int | None,
+    drain: int,
+    queue_concurrency: int | None,
+    rate: int | None,
+    takeover_every: float,
+) -> int:
     try:
         desk = load_desk(target)
     except ConfigurationError as exc:
