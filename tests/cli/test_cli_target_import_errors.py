@@ -30,6 +30,7 @@ def test_a_module_that_raises_on_import_is_a_usage_error(
 
     err = capsys.readouterr().err
     assert f"cannot import '{broken_module}': RuntimeError: the app broke on import" in err
+    assert f"{broken_module}.py, line 1)" in err  # where to fix it: the traceback is not shown
     assert "Traceback" not in err
 
 

@@ -57,13 +57,25 @@ def load_attribute(target: str) -> Any:
         value: Any = importlib.import_module(module_name)
     except Exception as exc:  # not found, or the module raised while it was imported
         raise ConfigurationError(
-            f"cannot import {module_name!r}: {describe_exception(exc)}"
+            f"cannot import {module_name!r}: {describe_exception(exc)}{_where(exc)}"
         ) from exc
     for part in attr.split("."):
         if not hasattr(value, part):
             raise ConfigurationError(f"{module_name!r} has no attribute {attr!r}")
         value = getattr(value, part)
     return value
+
+
+def _where(exc: Exception) -> str:
+    """Where an app module raised while it was imported (its file and line: the one-line
+    error replaces the traceback), or ``""`` for a module that is missing or does not parse
+    (the text says which, and a syntax error's says where)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, ImportError | SyntaxError) or not frames:
+        return ""
+    return f" (at {frames[-1].filename}, line {frames[-1].lineno})"
 
 
 def _check_no_arguments(target: str, function: Any) -> None:
