@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.job import Job
@@ -50,6 +50,12 @@ class SpawnSubworkerInput(DeskworkModel):
         default_factory=list, description="Names of the tools the subworker may use"
     )
     model: str | None = Field(default=None, description="Model for the subworker (optional)")
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _null_is_no_tools(cls, value: Any) -> Any:
+        """``null`` is no tools: OpenAI's strict mode sends it for an optional field."""
+        return [] if value is None else value
 
 
 @dataclass(slots=True)
