@@ -190,7 +190,7 @@ def test_proactive_compaction_does_not_use_the_reactive_budget(tmp_path: Path) -
 
     turns = [reply("P1"), call_tool("t"), reply("P2"), call_tool("t"), reply("P3"), reply("ok")]
     adapter = ScriptedAdapter(turns)
-    desk = Desk(model=MODEL, adapter=adapter, storage_dir=tmp_path, max_context_messages=3)
+    desk = Desk(model=MODEL, adapter=adapter, storage_dir=tmp_path, max_context_messages=5)
     report = desk.run(Worker(name="w", tools=[t]), Job(input="q", initial_messages=_history(6)))
     assert report.status == "completed" and report.content == "ok"
     assert [_is_summary_request(c) for c in adapter.calls] == [True, False] * 3
@@ -208,7 +208,7 @@ def test_repeated_compaction_folds_earlier_summaries_in() -> None:
 
     turns = [reply("S1"), call_tool("t"), reply("S2"), call_tool("t"), reply("S3"), reply("ok")]
     adapter = ScriptedAdapter(turns)
-    desk = Desk(model=MODEL, adapter=adapter, run_store=InMemoryRunStore(), max_context_messages=3)
+    desk = Desk(model=MODEL, adapter=adapter, run_store=InMemoryRunStore(), max_context_messages=5)
     report = desk.run(Worker(name="w", tools=[t]), Job(input="q", initial_messages=_history(6)))
     assert report.status == "completed" and report.content == "ok"
     # each new summary is written from the previous one, which it replaces: history stays
@@ -239,7 +239,7 @@ def test_compaction_keeps_tool_call_groups_together() -> None:
         Message(role="tool", tool_call_id="c", name="t", content="rc"),
     ]
     adapter = ScriptedAdapter([reply("SUMMARY"), reply("ok")])
-    desk = Desk(model=MODEL, adapter=adapter, run_store=InMemoryRunStore(), max_context_messages=4)
+    desk = Desk(model=MODEL, adapter=adapter, run_store=InMemoryRunStore(), max_context_messages=5)
     # no new input: the history ends with tool results, and the tail must not start with them
     desk.run(Worker(name="w"), Job(initial_messages=history))
     sent = adapter.calls[1]["messages"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from deskwork.adapters._retry import RetryPolicy
+from deskwork.exceptions import ConfigurationError
 from deskwork.utils import new_id
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
     from deskwork.tools._pool import ToolThreadPool
 
-__all__ = ["EventEmitter", "RunConfig"]
+__all__ = ["EventEmitter", "RunConfig", "check_max_context_messages"]
 
 EventEmitter = Callable[[str, str, dict[str, Any]], None]
 """``emit(event_type, source, payload)``."""
@@ -63,7 +64,9 @@ class RunConfig:
     respect_context_window: bool = True
     """Summarize and retry on context-limit errors (reactive compaction)."""
     max_context_messages: int | None = None
-    """Summarize before a call when history exceeds this many messages (proactive)."""
+    """Summarize before a call when history exceeds this many messages (proactive): at
+    least 5, the summary and the ``SUMMARY_TAIL_MESSAGES`` (4) recent messages it keeps
+    (whole tool-call groups, after the leading system messages, which are kept too)."""
     default_model: str | None = None
     """Model for workers without their own model."""
     model: str | None = None
@@ -75,6 +78,10 @@ class RunConfig:
     tool_pool: ToolThreadPool | None = None
     """Daemon threads that run sync tools off the loop (the desk's; a process-wide pool when
     ``None``)."""
+
+    def __post_init__(self) -> None:
+        if self.max_context_messages is not None:
+            check_max_context_messages(self.max_context_messages)
 
     def with_overrides(self, **changes: Any) -> RunConfig:
         """A copy with some fields replaced."""
@@ -90,3 +97,25 @@ class RunConfig:
         if not model:
             raise ValueError("no model: set Worker(model=...) or Desk(model=...)")
         return model
+
+
+def check_max_context_messages(limit: object) -> None:
+    """Refuse a ``max_context_messages`` that proactive compaction could not keep to.
+
+    Compaction keeps a summary and the ``SUMMARY_TAIL_MESSAGES`` most recent messages, so
+    a smaller limit would be exceeded right after every compaction.
+
+    Raises:
+        ConfigurationError: ``limit`` is not ``None`` nor a whole number of at least
+            ``SUMMARY_TAIL_MESSAGES + 1``.
+    """
+    if limit is None:
+        return
+    from deskwork.runtime.context import SUMMARY_TAIL_MESSAGES
+
+    least = SUMMARY_TAIL_MESSAGES + 1
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < least:
+        raise ConfigurationError(
+            f"max_context_messages must be None or a whole number >= {least} (compaction keeps"
+            f" a summary and the {SUMMARY_TAIL_MESSAGES} most recent messages), not {limit!r}"
+        )
