@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from deskwork._aio import run_events
+from deskwork._logs import get_stdlib_logger
 from deskwork._sync import run_sync
 from deskwork.core.event import Event
 from deskwork.core.job import Job
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WorkerSession"]
 
+_log = get_stdlib_logger("deskwork.runtime")
 _JOB_OPTIONS = ("thinking", "drop_params", "extra_body", "response_schema", "metadata")
 _Key = tuple[int, str]
 _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
@@ -114,8 +116,11 @@ class WorkerSession:
     Turns of one session (on one session store) run one at a time, in this process: a turn
     sent while another runs waits for it, then sees it in the history. A turn that starts
     another turn of its own session (a tool calling ``session.arun``) gets a
-    :class:`~deskwork.exceptions.ConfigurationError` (it would wait for itself). Create it
-    with :meth:`Desk.session`.
+    :class:`~deskwork.exceptions.ConfigurationError` (it would wait for itself). Turns that
+    overlap otherwise (in two processes on one database, or one sent while another is paused)
+    each start from the history saved when they start, and each saves its messages with the
+    others' (:meth:`SessionStore.update_messages <deskwork.store.SessionStore.update_messages>`):
+    none is lost. Create it with :meth:`Desk.session`.
     """
 
     def __init__(self, desk: Desk, worker: Worker, session_id: str) -> None:
@@ -155,10 +160,15 @@ class WorkerSession:
             raise TypeError(f"unexpected session option(s): {', '.join(sorted(unknown))}")
         return Job(input=message, initial_messages=self.history(), **options)
 
-    def _save(self, report: Report) -> None:
+    def _save(self, report: Report, base: list[Message]) -> None:
+        """Save the turn that started from the history ``base``, with what other turns saved
+        since (another process's, or one sent while this turn was paused)."""
         if report.status == "failed":
             return  # keep the last good history
-        self.desk.session_store.replace_messages(self.session_id, _history(report.messages))
+        ours = _history(report.messages)
+        self.desk.session_store.update_messages(
+            self.session_id, lambda current: _merge(base, ours, current, self.session_id)
+        )
 
     async def arun(
         self,
@@ -179,7 +189,7 @@ class WorkerSession:
             report = await self.desk.arun(
                 self.worker, job, stream=stream, on_event=on_event, run_id=run_id
             )
-            self._save(report)
+            self._save(report, job.initial_messages or [])
             return report
 
     def run(self, message: Any, *, stream: bool = False, **options: Any) -> Report:
@@ -190,7 +200,7 @@ class WorkerSession:
         """Resume a paused turn of this session and save the result."""
         async with _TURNS.turn(self):
             resumed = await self.desk.aresume(report, decision, runner=self.worker)
-            self._save(resumed)
+            self._save(resumed, _history(report.messages))  # as the pause saved it
             return resumed
 
     def resume(self, report: Report, decision: Any = None) -> Report:
@@ -259,3 +269,28 @@ def _history(messages: list[Message]) -> list[Message]:
             )
         kept.append(redact_model(message))
     return kept
+
+
+def _merge(
+    base: list[Message], ours: list[Message], current: list[Message], session_id: str
+) -> list[Message]:
+    """The history to save: ``ours`` (a turn's, from ``base``) with what other turns added
+    to ``base`` meanwhile (``current`` is the stored history now). A turn's new messages stay
+    together: after the others' when it starts with a new message, before them when it
+    continues ``base``'s last turn (a resumed pause: its tool results must follow the call)."""
+    if current == base:
+        return ours
+    n = len(base)
+    theirs_tail = current[n:] if current[:n] == base else None
+    ours_tail = ours[n:] if ours[:n] == base else None
+    if ours_tail is None and theirs_tail is None:
+        _log.warning(
+            "session %s: two turns compacted its history at once; the later one is kept",
+            session_id,
+        )
+        return ours
+    if ours_tail is None:  # this turn compacted the history: the others' go after it
+        return ours + (theirs_tail or [])
+    if theirs_tail is not None and ours_tail and ours_tail[0].role == "tool":
+        return base + ours_tail + theirs_tail  # continues base's last turn
+    return current + ours_tail

@@ -916,15 +916,27 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             return [load_model(Message, row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        self.update_messages(session_id, lambda _current: messages)
+
+    def update_messages(
+        self, session_id: str, update: Callable[[list[Message]], list[Message]]
+    ) -> None:
         if self._unknown(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now()
         with self._transaction() as conn:
-            cursor = conn.execute(
+            cursor = conn.execute(  # locks the session's row until the transaction ends
                 "UPDATE deskwork_sessions SET updated_at=%s WHERE id=%s", (now, session_id)
             )
             if cursor.rowcount == 0:
                 raise KeyError(f"unknown session {session_id!r}")
+            rows = conn.execute(
+                "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
+                " ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+            with self._decoding(f"a message of session {session_id}"):
+                messages = update([load_model(Message, row[0]) for row in rows])
             conn.execute("DELETE FROM deskwork_session_messages WHERE session_id=%s", (session_id,))
             with conn.cursor() as insert:
                 insert.executemany(

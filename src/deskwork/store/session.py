@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
@@ -66,6 +67,22 @@ class SessionStore(ABC):
         Raises:
             KeyError: no such session.
         """
+
+    def update_messages(
+        self, session_id: str, update: Callable[[list[Message]], list[Message]]
+    ) -> None:
+        """Replace the session's history with ``update(history)``: a turn that saves what
+        it added to the history it read, whatever other turns saved meanwhile.
+
+        The built-in stores read and write in one transaction, so two processes saving a
+        turn of one session each see the other's (``update`` runs inside it: keep it a pure,
+        quick function). This default reads, then replaces: a store of your own that can do
+        better overrides it.
+
+        Raises:
+            KeyError: no such session.
+        """
+        self.replace_messages(session_id, update(self.get_messages(session_id)))
 
     @abstractmethod
     def delete_session(self, session_id: str) -> None:
@@ -130,9 +147,24 @@ class InMemorySessionStore(SessionStore):
                 raise closed_store(None)
             if session_id not in self._sessions:
                 raise KeyError(f"unknown session {session_id!r}")
-            self._messages[session_id] = [m.model_copy(deep=True) for m in messages]
-            record = self._sessions[session_id]
-            self._sessions[session_id] = record.model_copy(update={"updated_at": utc_now()})
+            self._replace(session_id, messages)
+
+    def update_messages(
+        self, session_id: str, update: Callable[[list[Message]], list[Message]]
+    ) -> None:
+        with self._lock:
+            if self._closed:
+                raise closed_store(None)
+            if session_id not in self._sessions:
+                raise KeyError(f"unknown session {session_id!r}")
+            current = [m.model_copy(deep=True) for m in self._messages[session_id]]
+            self._replace(session_id, update(current))
+
+    def _replace(self, session_id: str, messages: list[Message]) -> None:
+        """(Under the lock, the session known.)"""
+        self._messages[session_id] = [m.model_copy(deep=True) for m in messages]
+        record = self._sessions[session_id]
+        self._sessions[session_id] = record.model_copy(update={"updated_at": utc_now()})
 
     def delete_session(self, session_id: str) -> None:
         with self._lock:
@@ -220,13 +252,24 @@ class SQLiteSessionStore(SessionStore):
             return [load_model(Message, row[0]) for row in rows]
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
+        self.update_messages(session_id, lambda _current: messages)
+
+    def update_messages(
+        self, session_id: str, update: Callable[[list[Message]], list[Message]]
+    ) -> None:
         if self._db.unknown(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now().isoformat()
-        with self._db.transaction() as conn:
+        with self._db.transaction(immediate=True) as conn:  # no other writer until it ends
             cursor = conn.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now, session_id))
             if cursor.rowcount == 0:
                 raise KeyError(f"unknown session {session_id!r}")
+            rows = conn.execute(
+                "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
+                (session_id,),
+            ).fetchall()
+            with self._decoding(f"a message of session {session_id}"):
+                messages = update([load_model(Message, row[0]) for row in rows])
             conn.execute("DELETE FROM session_messages WHERE session_id=?", (session_id,))
             conn.executemany(
                 "INSERT INTO session_messages (id, session_id, message_json, timestamp)"

@@ -1,0 +1,124 @@
+"""Turns of one session saved at once by two desks (two processes on one database), and a
+turn sent while another is paused: every turn's messages are kept, none overwrites another."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deskwork import Desk, Worker
+from deskwork.adapters.base import BaseModelAdapter, ModelResponse
+from deskwork.core.message import Message
+from deskwork.runtime.session import _merge
+from deskwork.store import InMemorySessionStore, SessionStore
+from deskwork.testing import ScriptedAdapter, call_tool, reply
+from deskwork.tools import tool
+
+MODEL = "scripted/model"
+
+
+class _Together(BaseModelAdapter):
+    """Answers each message with its echo, once every desk's turn has read its history (both
+    turns then start from the same history, as two processes' turns sent at once do)."""
+
+    def __init__(self, arrived: list[int], both: asyncio.Event) -> None:
+        self.arrived, self.both = arrived, both
+
+    async def acomplete(self, *, messages: list[dict[str, Any]], **_: Any) -> ModelResponse:
+        self.arrived.append(1)
+        if len(self.arrived) == 2:
+            self.both.set()
+        await self.both.wait()
+        return ModelResponse(content=f"echo {messages[-1]['content']}")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+async def test_turns_saved_at_once_by_two_desks_are_both_kept(
+    tmp_path: Path, database_url: str
+) -> None:
+    arrived: list[int] = []
+    both = asyncio.Event()
+    desks = [
+        Desk(
+            model=MODEL,
+            adapter=_Together(arrived, both),
+            storage_dir=tmp_path / name,
+            database_url=database_url,
+        )
+        for name in ("a", "b")
+    ]
+    worker = Worker(name="Assistant")
+    sessions = [desk.session(worker, session_id="chat:1") for desk in desks]
+    assert sessions[0] is not None and sessions[1] is not None
+    await asyncio.gather(sessions[0].arun("first"), sessions[1].arun("second"))
+    history = [m.content for m in sessions[0].history()]
+    assert sorted(history) == ["echo first", "echo second", "first", "second"]
+    assert history.index("echo first") == history.index("first") + 1  # each turn together
+    assert history.index("echo second") == history.index("second") + 1
+    for desk in desks:
+        desk.close()
+
+
+def test_a_turn_sent_while_another_is_paused_is_kept_when_it_resumes(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def act(x: str) -> str:
+        return f"did {x}"
+
+    adapter = ScriptedAdapter([call_tool("act", x="it"), reply("meanwhile"), reply("all done")])
+    desk = Desk(model=MODEL, adapter=adapter, storage_dir=tmp_path)
+    session = desk.session(Worker(name="w", tools=[act]))
+    assert session is not None
+    paused = session.run("do it")
+    assert paused.status == "paused"
+    assert session.run("and this?").content == "meanwhile"
+    assert session.resume(paused, True).status == "completed"
+    history = session.history()
+    assert [(m.role, m.content) for m in history][2:] == [
+        ("tool", "did it"),  # right after the call it answers
+        ("assistant", "all done"),
+        ("user", "and this?"),
+        ("assistant", "meanwhile"),
+    ]
+    assert history[1].tool_calls is not None
+    desk.close()
+
+
+def _msgs(*texts: str) -> list[Message]:
+    return [Message(role="user" if t.startswith("u") else "assistant", content=t) for t in texts]
+
+
+def test_a_turn_that_compacted_the_history_keeps_what_others_added() -> None:
+    base = _msgs("u1", "a1", "u2", "a2")
+    ours = _msgs("asummary", "u3", "a3")  # compacted: does not start with base
+    current = [*base, *_msgs("u4", "a4")]
+    assert _merge(base, ours, current, "s") == [*ours, *_msgs("u4", "a4")]
+
+
+def test_a_turn_after_another_compacted_goes_after_its_summary() -> None:
+    base = _msgs("u1", "a1")
+    ours = [*base, *_msgs("u3", "a3")]
+    current = _msgs("asummary", "u4", "a4")
+    assert _merge(base, ours, current, "s") == [*current, *_msgs("u3", "a3")]
+
+
+def test_two_turns_that_both_compacted_keep_the_later(caplog: pytest.LogCaptureFixture) -> None:
+    base = _msgs("u1", "a1")
+    ours, current = _msgs("asummary", "u3"), _msgs("aother", "u4")
+    assert _merge(base, ours, current, "chat:9") == ours
+    assert "chat:9" in caplog.text
+
+
+def test_default_update_messages_of_a_custom_store_reads_then_replaces() -> None:
+    class Plain(InMemorySessionStore):
+        update_messages = SessionStore.update_messages  # the default, not the override
+
+    store = Plain()
+    store.create_session("s", "w", {})
+    store.replace_messages("s", _msgs("u1"))
+    store.update_messages("s", lambda current: [*current, *_msgs("a1")])
+    assert [m.content for m in store.get_messages("s")] == ["u1", "a1"]
+    with pytest.raises(KeyError):
+        store.update_messages("missing", lambda current: current)
