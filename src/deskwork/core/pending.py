@@ -22,3 +22,7 @@ class PendingAction(DeskworkModel):
     prompt: str
     options: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    answer_schema: dict[str, Any] | None = None
+    """The JSON schema a ``user_input`` answer must fit (the tool's input-key parameter, or
+    its ``output_type`` when the answer is the call's result); ``None`` takes any answer
+    (other pauses, and a pause stored before this field existed)."""

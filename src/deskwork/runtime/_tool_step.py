@@ -10,6 +10,7 @@ from deskwork.core.event import EventType
 from deskwork.core.pending import PendingAction
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
+from deskwork.runtime._answers import answer_schema
 from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.steps import Failure, Interruption, RunAgain
 from deskwork.store._blobs import check_sizes, check_text
@@ -19,8 +20,8 @@ from deskwork.tools.execution import aexecute_tool, tool_result_from_value
 from deskwork.utils import new_id
 
 __all__ = [
+    "check_answer",
     "check_answered_action",
-    "check_confirmation",
     "handle_tool_calls",
     "is_approved",
     "resume_pending",
@@ -62,11 +63,28 @@ def _shape(decision: Any) -> str:
     return f"a {type(decision).__name__}"
 
 
-def check_confirmation(action: PendingAction | None, decision: Any) -> None:
-    """Refuse, before a paused run is claimed, an answer its confirmation cannot read
-    (:func:`is_approved` raises ``ConfigurationError``); other pauses take any answer."""
-    if action is not None and action.type == "confirmation":
+def check_answer(action: PendingAction | None, decision: Any) -> None:
+    """Refuse, before a paused run is claimed, an answer its pause cannot take: one a
+    confirmation cannot read (:func:`is_approved`), or a ``user_input`` answer that does not
+    fit the pause's ``answer_schema`` (the tool's call would fail with the pause used up);
+    ``None`` declines a user input, and other pauses take any answer.
+
+    Raises:
+        ConfigurationError: the answer is refused (the run stays paused).
+    """
+    if action is None:
+        return
+    if action.type == "confirmation":
         is_approved(decision)
+    elif action.type == "user_input" and action.answer_schema is not None and decision is not None:
+        from deskwork.runtime._answers import answer_problems  # jsonschema: only when needed
+
+        problems = answer_problems(action.answer_schema, decision)
+        if problems:
+            raise ConfigurationError(
+                f"the answer to {action.tool_call.name!r} does not fit what it asks for"
+                f" ({'; '.join(problems)}); the run stays paused"
+            )
 
 
 def check_answered_action(run_id: str, action: PendingAction | None, action_id: str) -> None:
@@ -235,6 +253,7 @@ def _pending_action(run: WorkerRun, call: ToolCall) -> PendingAction:
         prompt=prompt,
         options=["approve", "decline"] if kind == "confirmation" else None,
         metadata={"tool": call.name, "input_key": tool.effective_input_key},
+        answer_schema=answer_schema(tool) if kind == "user_input" else None,
     )
 
 

@@ -426,10 +426,11 @@ class Desk:
                 runner refuses the paused state (``check_resume``: a flow or graph changed
                 since the pause): the run stays paused, resumable with the right runner;
                 or a confirmation is answered with neither True, False, a text nor a mapping
-                with an ``"approved"`` key; or the Report given is of an earlier pause than
-                the one the run waits for now (its ``pending_action`` differs: a call made
-                again would answer the next pause, which its caller never saw): the run
-                stays paused.
+                with an ``"approved"`` key, or a user input with an answer its tool's
+                parameter does not take (``pending_action.answer_schema``); or the Report
+                given is of an earlier pause than the one the run waits for now (its
+                ``pending_action`` differs: a call made again would answer the next pause,
+                which its caller never saw): the run stays paused.
         """
         run_id = (
             report_or_run_id.run_id if isinstance(report_or_run_id, Report) else report_or_run_id
@@ -463,14 +464,14 @@ class Desk:
         if check is not None:
             check(state)  # a runner that changed since the pause refuses it: the run stays paused
         from deskwork.runtime._tool_step import (  # loaded by the first run
+            check_answer,
             check_answered_action,
-            check_confirmation,
         )
 
         answered = report_or_run_id.pending_action if isinstance(report_or_run_id, Report) else None
         if answered is not None:  # the Report of an earlier pause: the run stays paused
             check_answered_action(run_id, state.pending_action, answered.action_id)
-        check_confirmation(state.pending_action, decision)  # [False], 2: the run stays paused
+        check_answer(state.pending_action, decision)  # [False], 2: the run stays paused
         if self.durable and _durable().resume_as_workflow():
             resumed: Report = await _durable().aresume(
                 self, run_id, decision, runner, stream, on_event

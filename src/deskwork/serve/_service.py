@@ -21,7 +21,7 @@ from deskwork.core.redact import describe_exception, redact, redact_model, redac
 from deskwork.core.report import Report
 from deskwork.core.state import RunRecord
 from deskwork.exceptions import ConfigurationError
-from deskwork.runtime._tool_step import check_answered_action, check_confirmation
+from deskwork.runtime._tool_step import check_answer, check_answered_action
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
 from deskwork.serve._direct import DirectWriter, chunk
@@ -71,10 +71,11 @@ def check_id(value: str | None, what: str) -> None:
 def check_decision(record: RunRecord, decision: Any) -> None:
     """422 for a confirmation answered with a JSON array, a number or an object without
     ``"approved"`` (the desk refuses them: :func:`deskwork.runtime._tool_step.is_approved`),
-    before the resume starts, so the run stays paused."""
+    or a user input answered with a value its tool does not take (``answer_schema``), before
+    the resume starts, so the run stays paused."""
     action = record.state.pending_action if record.state is not None else None
     try:
-        check_confirmation(action, decision)
+        check_answer(action, decision)
     except ConfigurationError as exc:
         raise ApiError(422, str(exc)) from None
 
