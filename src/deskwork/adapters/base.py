@@ -23,6 +23,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from deskwork._sync import run_sync
 from deskwork.core._model import DeskworkModel, trusted
 from deskwork.core._tool_names import as_tool_name
+from deskwork.core.redact import redacted_preview
 from deskwork.core.tool_call import ToolCall
 from deskwork.exceptions import DeskworkError
 
@@ -39,14 +40,36 @@ __all__ = [
     "assemble_stream",
     "parse_tool_call",
     "schema_adapter",
+    "structured_reply",
     "unique_call_ids",
 ]
 
 MIN_STRUCTURED_RETRIES = 3
+REPLY_PREVIEW_CHARS = 300
+"""At most this much of the model's last reply is kept in a :class:`StructuredOutputError`."""
+_REPLY_MARKER = "\nthe model's last reply: "
+_STRUCTURED_FAILED = "structured output failed"
 
 
 class StructuredOutputError(DeskworkError):
-    """The model did not produce output matching the response schema after all retries."""
+    """The model did not produce output matching the response schema after all retries.
+
+    ``reply`` is the model's last reply (redacted, at most :data:`REPLY_PREVIEW_CHARS`), also
+    at the end of the message: the error a failed report keeps (and the ``llm.failed`` and
+    ``worker.failed`` events) still shows what the model said, and :func:`structured_reply`
+    reads it back (a managed workforce looks there for a manager that answered in prose).
+    """
+
+    def __init__(self, message: str, reply: str | None = None) -> None:
+        self.reply = redacted_preview(reply, REPLY_PREVIEW_CHARS) if reply else None
+        super().__init__(f"{message}{_REPLY_MARKER}{self.reply}" if self.reply else message)
+
+
+def structured_reply(error: str) -> str | None:
+    """The model's last reply that a :class:`StructuredOutputError`'s text ``error`` (an
+    entry of a failed report's ``errors``) quotes, or ``None``."""
+    head, marker, reply = error.rpartition(_REPLY_MARKER)
+    return reply if marker and head.startswith(_STRUCTURED_FAILED) else None
 
 
 class ModelResponse(DeskworkModel):
@@ -302,6 +325,7 @@ class BaseModelAdapter(ABC):
         usage: dict[str, int] = {}
         cost: float | None = None
         last_error = "no attempt made"
+        last_reply: str | None = None
         for _ in range(1 + max(retries, MIN_STRUCTURED_RETRIES)):
             result = await self.acomplete(
                 model=model, messages=history, tools=None, tool_choice=None,
@@ -320,12 +344,12 @@ class BaseModelAdapter(ABC):
             try:
                 parsed = parse_structured(response.content, response_schema)
             except (ValidationError, ValueError) as exc:
-                last_error = str(exc)
+                last_error, last_reply = str(exc), response.content
                 history.append({"role": "assistant", "content": response.content or ""})
                 history.append({"role": "user", "content": _retry_instruction(last_error)})
                 continue
             return response.model_copy(update={"parsed": parsed, "usage": usage, "cost": cost})
-        raise StructuredOutputError(f"structured output failed validation: {last_error}")
+        raise StructuredOutputError(f"{_STRUCTURED_FAILED} validation: {last_error}", last_reply)
 
     def structured_complete(self, **kwargs: Any) -> ModelResponse:
         """Synchronous :meth:`astructured_complete`."""

@@ -362,11 +362,18 @@ class LiteLLMAdapter(BaseModelAdapter):
         except Exception as exc:
             if _is_fatal(exc):
                 raise
-            raise StructuredOutputError(f"structured output failed: {exc}") from exc
+            reply = _last_reply(exc)
+            raise StructuredOutputError(f"structured output failed: {exc}", reply) from exc
         # Instructor hands back its own subclass; users get an instance of their own model
         parsed = schema.model_validate(parsed.model_dump())
         response = _to_response(raw, model)
         return response.model_copy(update={"parsed": parsed, "content": parsed.model_dump_json()})
+
+
+def _last_reply(exc: Exception) -> str | None:
+    """The text of the last completion Instructor gave up on (``last_completion``), if any."""
+    choices = _get(getattr(exc, "last_completion", None), "choices")
+    return _text(_get(choices[0], "message") or {}) if choices else None
 
 
 def _is_fatal(exc: Exception) -> bool:

@@ -26,6 +26,7 @@ __all__ = [
     "redact_model",
     "redact_model_json",
     "redact_text",
+    "redacted_preview",
     "rewrite_exception",
     "traceback_text",
 ]
@@ -213,6 +214,13 @@ def exception_text(exc: BaseException) -> str:
     except Exception:
         return f"<the {type(exc).__name__}'s message could not be read>"
     return redact_text(text)
+
+
+def redacted_preview(text: str, limit: int) -> str:
+    """``text`` as an event or an error shows it: secrets redacted, whitespace runs as one
+    space, and at most ``limit`` characters (a cut one ends in ``…``)."""
+    text = " ".join(redact_text(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def traceback_text(error: BaseException) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, create_model
 
+from deskwork.adapters.base import structured_reply
 from deskwork.core.event import EventType
 from deskwork.core.job import Job
 from deskwork.core.report import Report
@@ -201,14 +202,16 @@ def select_worker(workers: list[Worker], report: Report) -> Selection:
 
     1. A completed report whose ``worker`` field is exactly a worker's name.
     2. Otherwise the worker whose name appears first in the manager's output (whole words,
-       case-insensitive; the longer name wins a tie).
+       case-insensitive; the longer name wins a tie): its ``worker`` field or its content,
+       or, when its structured output failed, the reply it gave instead (prose, say).
     3. Otherwise the first worker.
     """
     by_name = {worker.name: worker for worker in workers}
     field = _worker_field(report.data) if report.status == "completed" else None
     if field in by_name:
         return Selection(by_name[field], "structured")
-    found = _scan(" ".join(t for t in (field, report.content) if t), workers)
+    replies = [structured_reply(error) for error in report.errors]
+    found = _scan(" ".join(t for t in (field, report.content, *replies) if t), workers)
     if found is not None:
         return Selection(found, "name_scan")
     return Selection(workers[0], "first_worker")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 
-from deskwork.core.redact import describe_exception, redact_exception, redact_text
+from deskwork.core.redact import describe_exception, redact_exception, redacted_preview
 from deskwork.graph._events import emit_graph_event
 from deskwork.graph.agents.middleware import AgentMiddleware
 from deskwork.graph.core.exceptions import AgentProcessError, OrchestratorError
@@ -205,7 +205,7 @@ class BaseAgent(ABC):
             {
                 "agent_name": self.name,
                 "error_type": type(exc).__name__,
-                "error": _preview(str(exc), 200),
+                "error": redacted_preview(str(exc), 200),
                 "duration_ms": _elapsed_ms(started),
             },
         )
@@ -264,7 +264,7 @@ def _report_hook_failure(agent_name: str, mw: AgentMiddleware, hook: str, exc: E
             "middleware": type(mw).__name__,
             "hook": hook,
             "error_type": type(exc).__name__,
-            "error": _preview(str(exc), 200),
+            "error": redacted_preview(str(exc), 200),
         },
     )
 
@@ -345,15 +345,10 @@ def _log_and_emit_completed(
             "next_agent": response.next_agent,
             "token_usage": dict(response.token_usage) if response.token_usage else None,
             "slot_keys_updated": slot_keys,
-            "content_preview": _preview(response.content, _PREVIEW_CHARS),
+            "content_preview": redacted_preview(str(response.content), _PREVIEW_CHARS),
             "duration_ms": _elapsed_ms(started),
         },
     )
-
-
-def _preview(text: str, limit: int) -> str:
-    text = " ".join(redact_text(str(text)).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _elapsed_ms(started: float) -> float:

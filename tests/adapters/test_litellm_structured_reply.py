@@ -1,0 +1,37 @@
+"""LiteLLM's structured pipeline (native JSON schema, then Instructor) keeps the model's last
+reply in its StructuredOutputError, so the failed report quotes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pydantic import BaseModel
+
+from deskwork import Desk, Job, Worker
+from deskwork.adapters import LiteLLMAdapter
+from deskwork.adapters.base import structured_reply
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import OpenAICompatServer, ServerReply
+
+
+class Total(BaseModel):
+    total: int
+
+
+@pytest.fixture
+def srv() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer() as server:
+        yield server
+
+
+def test_the_instructor_failure_quotes_the_last_reply(srv: OpenAICompatServer) -> None:
+    srv.set_handler(lambda _req: ServerReply.text("The total is many, I think."))
+    adapter = LiteLLMAdapter(api_base=srv.base_url, api_key="sk-test-0123456789")
+    desk = Desk(model="openai/test-model", adapter=adapter, run_store=InMemoryRunStore())
+    report = desk.run(
+        Worker(name="w"),
+        Job(input="x", response_schema=Total),
+    )
+    assert report.status == "failed"
+    assert structured_reply(report.errors[0]) == "The total is many, I think."
