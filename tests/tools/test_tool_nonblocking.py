@@ -78,7 +78,7 @@ async def test_a_nonblocking_tool_keeps_validation_hooks_retries_and_errors() ->
 
     result = await aexecute_tool(flaky, _call("flaky", n=21))
     assert (result.content, result.error, attempts) == ("42", None, [21, 21, 21])
-    assert seen == ["pre:{'n': 21}", "post:42"]
+    assert seen == ["pre:{'n': 21}", "post:None"] * 2 + ["pre:{'n': 21}", "post:42"]
 
     invalid = await aexecute_tool(flaky, _call("flaky", n="many"))
     assert invalid.exception_type == "ToolValidationError" and len(attempts) == 3

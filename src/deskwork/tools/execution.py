@@ -52,6 +52,11 @@ async def aexecute_tool(
     an async tool's call is, with the tool's timeout (in its own process under
     ``isolation="process"``); one returned after its call timed out or was cancelled is closed.
 
+    The pre-hooks run before the call and the post-hooks after it; a tool with ``retries``
+    runs both around each attempt (the pre-hooks again before each retry, so they can count
+    attempts). A pre-hook that raises prevents the call (its error is the result, which the
+    post-hooks see); a post-hook that raises fails the call, and neither is retried.
+
     What a timeout (or ``cancel_event``) can and cannot stop:
 
     - an async tool is cancelled: ``CancelledError`` is raised at its current ``await``, so it
@@ -92,8 +97,9 @@ async def _execute(
     except ToolValidationError as exc:
         result = _error(str(exc), exc)
     else:
-        attempts = _call_with_retries if tool.retries else _call_once
-        result = await attempts(tool, arguments, cancel_event, pool)
+        if tool.retries:  # the hooks run around each attempt
+            return await _call_with_retries(tool, call, arguments, cancel_event, pool)
+        result = await _call_once(tool, arguments, cancel_event, pool)
     return await _run_post_hooks(tool, call, result) if tool.post else result
 
 
@@ -118,6 +124,12 @@ async def _run_pre_hooks(tool: Tool, call: ToolCall) -> ToolResult | None:
 
 
 async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> ToolResult:
+    failure = await _post_hook_failure(tool, call, result)
+    return result if failure is None else failure
+
+
+async def _post_hook_failure(tool: Tool, call: ToolCall, result: ToolResult) -> ToolResult | None:
+    """Run the post-hooks; the failed result if one raised, else ``None``."""
     for hook in tool.post:
         try:
             await _maybe_await(hook(call, result))
@@ -129,7 +141,7 @@ async def _run_post_hooks(tool: Tool, call: ToolCall, result: ToolResult) -> Too
                     "original_exception": exc,
                 }
             )
-    return result
+    return None
 
 
 def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
@@ -157,19 +169,32 @@ def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
 
 async def _call_with_retries(
     tool: Tool,
+    call: ToolCall,
     arguments: dict[str, Any],
     cancel_event: asyncio.Event | None,
     pool: ToolThreadPool | None,
 ) -> ToolResult:
+    """Call the tool until it succeeds, up to ``1 + tool.retries`` times, with backoff.
+
+    The post-hooks see each attempt's result and the pre-hooks run again before each retry
+    (the first attempt's ran before validation). A hook that raises ends the call with its
+    failure: no further attempt.
+    """
     import asyncio
 
     attempt = 0
     while True:
         result = await _call_once(tool, arguments, cancel_event, pool)
+        hook_failure = await _post_hook_failure(tool, call, result) if tool.post else None
+        if hook_failure is not None:
+            return hook_failure
         if result.error is None or result.cancelled or attempt >= tool.retries:
             return result
         await asyncio.sleep(tool.retry_delay * (2**attempt))
         attempt += 1
+        failure = await _run_pre_hooks(tool, call) if tool.pre else None
+        if failure is not None:
+            return await _run_post_hooks(tool, call, failure)
 
 
 async def _call_once(
