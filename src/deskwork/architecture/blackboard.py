@@ -58,6 +58,7 @@ from deskwork.workforce._members import (
     run_member,
     sum_metrics,
     task_text,
+    warn_unusable_overrides,
 )
 
 if TYPE_CHECKING:
@@ -281,6 +282,7 @@ class BlackboardArchitecture:
         view = Blackboard(self.board)
         view.reset()
         view.post("user", task_text(job.input), kind="problem")
+        warn_unusable_overrides(f"blackboard {self.name!r}", self.agents.values(), job)
         run = BoardRun(config, job, view)
         self._emit(run, STARTED_EVENT, self._describe())
         return await self._loop(run, 1, None)
@@ -588,7 +590,8 @@ def _fill(template: str, roster: str) -> str:
 def _member_job(root: Job, text: str, system: str, *, schema: Any, tools: bool) -> Job:
     """A member's job: ``text`` as input after ``system``, sharing the root job's model options.
 
-    Only agents (``tools=True``) inherit the root job's ``tools_override``.
+    Only agents (``tools=True``) inherit the root job's ``tools_override``: each one the
+    entries it can use (:func:`~deskwork.workforce._members.member_job`).
     """
     return Job(
         input=text,

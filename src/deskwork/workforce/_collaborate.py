@@ -35,6 +35,7 @@ from deskwork.workforce._members import (
     child_from_payload,
     composite_failure,
     composite_outcome,
+    member_job,
     run_member,
     sum_metrics,
 )
@@ -115,7 +116,7 @@ async def start(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
 
 
 async def _distributed(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
-    members = [(worker, job) for worker in wf.workers]
+    members = [(worker, member_job(worker, job)) for worker in wf.workers]
     reports = await fan_out(config, members, wf.distribute, wf.name)
     done = [_member_report(w, r) for w, r in zip(wf.workers, reports, strict=True)]
     return _reduce(wf, config, job, done)

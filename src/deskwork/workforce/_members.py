@@ -11,6 +11,10 @@ pending action; on resume it hands the stored state back to ``member.aresume``::
       pending_action: <the member's pending action>
 
 Metrics of a composite report are the sum of its members' metrics (:func:`sum_metrics`).
+
+A ``Job.tools_override`` of the composite's run is the whole team's: each member gets the
+``Tool`` entries and the names of its own tools (:func:`member_job`), and the entries no member
+can use are logged once, when the run starts (:func:`warn_unusable_overrides`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from deskwork._logs import get_stdlib_logger
 from deskwork.core.job import Job
 from deskwork.core.metrics import sum_metrics
 from deskwork.core.report import Report
@@ -30,6 +35,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.runner import Runner
 from deskwork.runtime.worker import Worker
+from deskwork.tools.base import Tool
 from deskwork.utils import to_jsonable
 
 __all__ = [
@@ -39,10 +45,14 @@ __all__ = [
     "child_from_payload",
     "composite_failure",
     "composite_outcome",
+    "member_job",
     "run_member",
     "sum_metrics",
     "task_text",
+    "warn_unusable_overrides",
 ]
+
+_log = get_stdlib_logger("deskwork.workforce")
 
 CHILD_KEY = "child"
 """Payload key of the paused member's ``RunState``."""
@@ -70,9 +80,46 @@ async def run_member(
     Returns:
         The member's report and state.
     """
+    job = member_job(member, job)
     if resume is None:
         return await member.arun(config, job)
     return await member.aresume(config, resume.state, resume.decision, job)
+
+
+def member_job(member: Runner, job: Job) -> Job:
+    """``job`` as ``member`` runs it: a worker's ``tools_override`` keeps only the ``Tool``
+    entries and the names of the worker's own tools (the others are another member's, or
+    nobody's: not this worker's mistake to warn of each time it runs)."""
+    override = job.tools_override
+    if override is None or not isinstance(member, Worker):
+        return job
+    own = {tool.name for tool in member.tools}
+    kept = [entry for entry in override if isinstance(entry, Tool) or _named(entry, own)]
+    return job if len(kept) == len(override) else job.model_copy(update={"tools_override": kept})
+
+
+def warn_unusable_overrides(owner: str, members: Iterable[Worker], job: Job) -> None:
+    """Log the ``job.tools_override`` entries no member can use (neither a ``Tool`` nor the
+    name of one of the members' tools): once a composite run, as a worker's run does for its
+    own tools."""
+    names = {tool.name for member in members for tool in member.tools}
+    unusable = [
+        repr(entry) if isinstance(entry, str) else f"{type(entry).__name__} object"
+        for entry in job.tools_override or ()
+        if not isinstance(entry, Tool) and not _named(entry, names)
+    ]
+    if unusable:
+        _log.warning(
+            "%s: Job.tools_override entries ignored (not a Tool, nor the name of one of the"
+            " members' tools: %s): %s",
+            owner,
+            ", ".join(sorted(names)) or "none",
+            ", ".join(unusable),
+        )
+
+
+def _named(entry: Any, names: set[str]) -> bool:
+    return isinstance(entry, str) and entry in names
 
 
 def child_from_payload(payload: Mapping[str, Any]) -> RunState | None:

@@ -34,6 +34,7 @@ from deskwork.workforce._members import (
     child_from_payload,
     composite_failure,
     composite_outcome,
+    warn_unusable_overrides,
 )
 
 if TYPE_CHECKING:
@@ -168,6 +169,8 @@ class Workforce:
     async def arun(self, config: RunConfig, job: Job) -> tuple[Report, RunState]:
         """Run ``job`` with the workforce's mode."""
         self.emit(config, EventType.WORKFORCE_STARTED, {"mode": self.mode})
+        if self.mode != "blackboard":  # the blackboard's agents: its architecture warns
+            warn_unusable_overrides(f"workforce {self.name!r}", self.workers, job)
         start, _ = _MODES[self.mode]
         return self._finish(config, await start(self, config, job))
 
