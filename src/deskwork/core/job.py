@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -14,7 +14,15 @@ from deskwork.core.message import Message
 from deskwork.exceptions import ConfigurationError, StoreError
 from deskwork.utils import JSON_ATOMS, new_id, to_jsonable
 
-__all__ = ["Brief", "Job", "ResponseSchema", "as_job", "load_schema", "schema_path"]
+__all__ = [
+    "Brief",
+    "Job",
+    "ResponseSchema",
+    "as_job",
+    "load_schema",
+    "local_schema_class",
+    "schema_path",
+]
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -198,6 +206,23 @@ def schema_path(schema: Any) -> str | None:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return f"{schema.__module__}:{schema.__qualname__}"
     return f"<{schema!r}>"
+
+
+def local_schema_class(schema: Any) -> type | None:
+    """A class defined inside a function (``<locals>`` in its qualified name) that
+    ``schema`` is or holds (a ``TypeAdapter``'s type and its arguments: ``list[Answer]``);
+    ``None`` when there is none. Python pickles such a class's instances by no name."""
+    from pydantic import TypeAdapter  # (not loaded by importing deskwork)
+
+    if isinstance(schema, TypeAdapter):
+        schema = getattr(schema, "_type", None)  # (the type it was made for)
+    if isinstance(schema, type) and "<locals>" in schema.__qualname__:
+        return schema
+    for arg in get_args(schema):
+        found = local_schema_class(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def load_schema(path: str | None) -> type[BaseModel] | None:

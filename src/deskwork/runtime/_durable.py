@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from deskwork._logs import get_stdlib_logger
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType
-from deskwork.core.job import Job
+from deskwork.core.job import Job, local_schema_class
 from deskwork.core.redact import describe_exception, redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
@@ -823,6 +823,24 @@ def release(desk: Desk, *, drain_seconds: int = 0) -> None:
 # -- desk operations ------------------------------------------------------------------------
 
 
+def check_schema(job: Job) -> None:
+    """Refuse a job whose response schema is (or holds) a class defined inside a function:
+    DBOS records each model call's result by pickling it, which fails for that class's
+    instances, so the run failed at its first model call with a pickling error.
+
+    Raises:
+        ConfigurationError: naming the class, before anything is stored or queued.
+    """
+    local = local_schema_class(job.response_schema)
+    if local is not None:
+        raise ConfigurationError(
+            f"the job's response_schema uses {local.__module__}.{local.__qualname__}, a class"
+            " defined inside a function: a durable run records each model call's result"
+            " (pickled), and Python can pickle only instances of a class it can import by"
+            f" name; define {local.__name__} at module level"
+        )
+
+
 def _request(
     run_id: str, runner: Runner, job: Job, stream: bool | None, limits: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -847,6 +865,7 @@ async def arun(
     on_event: Callable[[Event], None] | None = None,
 ) -> Report:
     """Run ``job`` as a DBOS workflow in this process and wait for its report."""
+    check_schema(job)
     engine = engine_for(desk)
     await _on_loop()
     desk.register(runner)  # by name: recovery in another process finds it so
@@ -892,6 +911,7 @@ def submit(
         )
     check_queue_name(queue)
     check_seconds(timeout, "timeout")
+    check_schema(job)
     if timeout is not None and timeout > MAX_TIMEOUT_SECONDS:
         raise ConfigurationError(
             f"timeout must be at most {MAX_TIMEOUT_SECONDS} seconds, got {timeout!r}"
