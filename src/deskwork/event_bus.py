@@ -3,12 +3,18 @@
 Handlers subscribe to an exact event type or to ``"*"``. A handler that raises never
 breaks the emitter: the failure is recorded as an :class:`EventHandlerError` and can be
 read with :meth:`EventBus.get_errors` or awaited with :meth:`EventBus.await_pending`.
+
+A desk's runs hand their events (stored already) to :meth:`EventBus.deliver`; an event
+given to :meth:`EventBus.emit` or :meth:`EventBus.aemit` (a custom event of the user's)
+first goes to the bus's recorders (:meth:`EventBus.add_recorder`): the desk stores it with
+the run it names while that run is running on the desk.
 """
 
 from __future__ import annotations
 
 import inspect
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +37,19 @@ class EventBus:
         self._lock = threading.Lock()
         self._errors: list[EventHandlerError] = []
         self._pending: set[asyncio.Future[Any]] = set()
+        self._recorders: list[weakref.WeakMethod[EventHandler]] = []
+
+    def add_recorder(self, recorder: EventHandler) -> None:
+        """Have ``recorder`` see each event given to :meth:`emit` or :meth:`aemit`, before
+        the handlers do (not those given to :meth:`deliver`). A recorder that raises fails
+        like a handler: the error is collected and the event still delivered.
+
+        ``recorder`` is a bound method, held weakly (a desk that records what is emitted on
+        a bus shared with others is not kept alive by it).
+        """
+        with self._lock:  # (recorders of desks gone are dropped here)
+            live = [ref for ref in self._recorders if ref() is not None]
+            self._recorders = [*live, weakref.WeakMethod(recorder)]
 
     def subscribe(self, event_type: str, handler: EventHandler) -> None:
         """Call ``handler`` for events of ``event_type`` (or every event for ``"*"``)."""
@@ -57,7 +76,13 @@ class EventBus:
         return [*(exact or ()), *wildcard]
 
     def emit(self, event: Event) -> None:
-        """Deliver ``event`` in-process.
+        """Record ``event`` (see :meth:`add_recorder`), then :meth:`deliver` it."""
+        if self._recorders:
+            self._record_emitted(event)
+        self.deliver(event)
+
+    def deliver(self, event: Event) -> None:
+        """Deliver ``event`` in-process, to the handlers only (a desk's runs give theirs here).
 
         Async handlers (or handlers returning awaitables) are scheduled on the running loop
         when there is one, or run to completion on a temporary loop from sync code.
@@ -74,7 +99,10 @@ class EventBus:
                 self._schedule(event, result, handler)
 
     async def aemit(self, event: Event) -> None:
-        """Deliver ``event`` and await async handlers before returning."""
+        """Record ``event`` (see :meth:`add_recorder`), deliver it and await async handlers
+        before returning."""
+        if self._recorders:
+            self._record_emitted(event)
         for handler in self._targets(event.type):
             try:
                 result = handler(event)
@@ -82,6 +110,16 @@ class EventBus:
                     await result
             except Exception as exc:
                 self._record(event, exc, handler)
+
+    def _record_emitted(self, event: Event) -> None:
+        for ref in self._recorders:
+            recorder = ref()
+            if recorder is None:  # its desk is gone
+                continue
+            try:
+                recorder(event)
+            except Exception as exc:
+                self._record(event, exc, recorder)
 
     def _schedule(self, event: Event, awaitable: Awaitable[Any], handler: EventHandler) -> None:
         import asyncio
