@@ -149,8 +149,9 @@ def is_items(value: Any) -> bool:
     return isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping)
 
 
-def is_number(value: Any) -> bool:
-    """Whether ``value`` is a real number: an ``int`` or a ``float``, not a ``bool``."""
+def is_number(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is a real number: an ``int`` or a ``float``, not a ``bool``
+    (``float`` to the type checker, which takes an ``int`` for one)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -168,7 +169,7 @@ def check_seconds(value: Any, what: str) -> float | None:
             infinity: a wait on infinity overflows the clocks below), naming ``what``.
     """
     if value is None or (is_number(value) and 0 < value < math.inf):
-        return value  # type: ignore[no-any-return]
+        return value
     raise ConfigurationError(
         f"{what} must be a number of seconds above 0, or None for no limit, got {value!r}"
     )

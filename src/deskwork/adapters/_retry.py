@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from deskwork.utils import is_number
+
 __all__ = ["RetryPolicy", "is_transient", "retry_after_seconds", "with_retries"]
 
 T = TypeVar("T")
@@ -111,7 +113,7 @@ def retry_after_seconds(error: BaseException) -> float | None:
     """The wait a provider asked for: ``retry-after-ms``, ``retry-after`` (seconds or an
     HTTP date), or an error's own ``retry_after`` attribute; ``None`` if it named none."""
     own = getattr(error, "retry_after", None)
-    if isinstance(own, int | float) and not isinstance(own, bool):
+    if is_number(own):
         return max(float(own), 0.0)
     headers = _headers(error)
     if "retry-after-ms" in headers:

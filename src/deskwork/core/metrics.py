@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from deskwork.utils import is_number
+
 __all__ = ["sum_metrics"]
 
 
@@ -22,7 +24,7 @@ def sum_metrics(*metrics: Mapping[str, Any]) -> dict[str, Any]:
         for key, value in entry.items():
             if isinstance(value, Mapping):
                 nested.setdefault(key, []).append(value)
-            elif isinstance(value, int | float) and not isinstance(value, bool):
+            elif is_number(value):
                 total[key] = total.get(key, 0) + value
     for key, value in total.items():
         if isinstance(value, float):

@@ -21,7 +21,7 @@ from deskwork.evals._case import (
 )
 from deskwork.evals._scorers import exact, run_scorer
 from deskwork.exceptions import ConfigurationError
-from deskwork.utils import to_jsonable
+from deskwork.utils import is_integer, to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
@@ -92,7 +92,7 @@ def _check_arguments(desk: Any, scorers: Any, concurrency: Any) -> None:
 
     if not isinstance(desk, Desk):
         raise ConfigurationError(f"desk must be a Desk, not {type(desk).__name__}")
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+    if not is_integer(concurrency) or concurrency < 1:
         raise ConfigurationError(f"concurrency must be an int >= 1, not {concurrency!r}")
     try:
         check_scorers(scorers)

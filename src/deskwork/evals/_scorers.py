@@ -21,7 +21,7 @@ from deskwork.core.redact import describe_exception
 from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, as_text, output_of
 from deskwork.exceptions import ConfigurationError
-from deskwork.utils import to_jsonable
+from deskwork.utils import is_integer, to_jsonable
 
 __all__ = [
     "Scorer",
@@ -198,7 +198,7 @@ class tool_called:
         times: int = 1,
         succeeded: bool = False,
     ) -> None:
-        if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+        if not is_integer(times) or times < 1:
             raise ConfigurationError(f"tool_called: times must be an int >= 1, not {times!r}")
         self.tool = tool
         self.arguments = arguments

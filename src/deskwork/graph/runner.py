@@ -37,7 +37,7 @@ from deskwork.graph.core.exceptions import ConfigurationError
 from deskwork.graph.llm import METERED, desk_model
 from deskwork.runtime.config import RunConfig
 from deskwork.store.base import RunStore
-from deskwork.utils import to_jsonable
+from deskwork.utils import is_integer, to_jsonable
 
 __all__ = ["GraphRunner", "InputBuilder"]
 
@@ -359,7 +359,7 @@ def _compiled(graph: Any) -> Pregel[Any, Any, Any, Any]:
 
 
 def _limit(value: Any) -> int | None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+    if value is None or (is_integer(value) and value >= 1):
         return value
     raise ConfigurationError(f"GraphRunner recursion_limit must be a positive int, got {value!r}")
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deskwork.adapters._retry import RetryPolicy
 from deskwork.exceptions import ConfigurationError
-from deskwork.utils import new_id
+from deskwork.utils import is_integer, new_id
 
 if TYPE_CHECKING:
     from deskwork.adapters.base import BaseModelAdapter
@@ -114,7 +114,7 @@ def check_max_context_messages(limit: object) -> None:
     from deskwork.runtime.context import SUMMARY_TAIL_MESSAGES
 
     least = SUMMARY_TAIL_MESSAGES + 1
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < least:
+    if not is_integer(limit) or limit < least:
         raise ConfigurationError(
             f"max_context_messages must be None or a whole number >= {least} (compaction keeps"
             f" a summary and the {SUMMARY_TAIL_MESSAGES} most recent messages), not {limit!r}"

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 from deskwork.core._tool_names import is_tool_name
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
-from deskwork.utils import check_seconds, is_number
+from deskwork.utils import check_seconds, is_integer, is_number
 
 __all__ = ["Tool", "ToolPostHook", "ToolPreHook", "ToolResult", "tool"]
 
@@ -304,7 +304,7 @@ def _check_options(
 ) -> None:
     """``ConfigurationError`` (a ``ValueError``) for options a call could not use."""
     check_seconds(timeout, "timeout")
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+    if not is_integer(retries) or retries < 0:
         raise ConfigurationError(f"retries must be an int >= 0, not {retries!r}")
     if not (is_number(retry_delay) and 0 <= retry_delay < math.inf):  # inf: a hung retry
         raise ConfigurationError(

@@ -31,6 +31,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.runtime.desk import unnamed_run
 from deskwork.runtime.worker import Worker
 from deskwork.tools.base import Tool
+from deskwork.utils import is_integer
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
@@ -215,7 +216,7 @@ def _check_budgets(
         ("max_tool_calls", tool_calls, 0),
         ("structured_output_retries", retries, 0),
     ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        if not is_integer(value) or value < low:
             raise ConfigurationError(f"{label} must be an int >= {low}, got {value!r}")
 
 

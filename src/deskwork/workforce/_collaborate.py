@@ -30,6 +30,7 @@ from deskwork.runtime._durable_fanout import can_fan_out, fan_out
 from deskwork.runtime._run import resolve_tools
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.worker import Worker
+from deskwork.utils import is_integer
 from deskwork.workforce._members import (
     Resume,
     child_from_payload,
@@ -166,7 +167,7 @@ def _pending_index(wf: Workforce, payload: Mapping[str, Any]) -> int | None:
 
 
 def _is_index(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return is_integer(value) and value >= 0
 
 
 async def _sequential(

@@ -36,7 +36,7 @@ from deskwork.runtime.config import RunConfig
 from deskwork.runtime.runner import Runner
 from deskwork.runtime.worker import Worker
 from deskwork.tools.base import Tool
-from deskwork.utils import to_jsonable
+from deskwork.utils import is_integer, to_jsonable
 
 __all__ = [
     "Resume",
@@ -195,7 +195,7 @@ def check_count(owner: str, name: str, value: Any) -> None:
     Raises:
         ConfigurationError: naming the limit and the value given.
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_integer(value) or value < 0:
         raise ConfigurationError(f"{owner}: {name} must be an integer >= 0, got {value!r}")
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from deskwork.graph.core.logging_context import get_graph_logger
 from deskwork.graph.core.token_counting import CharDivisionTokenCounter, TokenCounter
+from deskwork.utils import is_integer
 
 if TYPE_CHECKING:
     from deskwork.graph.context.eviction import EvictionStrategy
@@ -92,7 +93,7 @@ def check_priority(priority: Any, where: str) -> int:
     Raises:
         ValueError: naming ``where`` the priority came from.
     """
-    if isinstance(priority, bool) or not isinstance(priority, int):
+    if not is_integer(priority):
         raise ValueError(f"{where} priority must be an int, got {priority!r}")
     return priority
 
@@ -374,5 +375,5 @@ def _over(tokens: dict[SlotTier, int], tier: SlotTier, budget: int) -> Callable[
 
 
 def _check_budget(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not is_integer(value) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")

@@ -57,7 +57,7 @@ from deskwork.graph.react.models import (
     ReactStructuredResponse,
     TerminalActionResult,
 )
-from deskwork.utils import check_seconds
+from deskwork.utils import check_seconds, is_integer
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseLanguageModel
@@ -173,7 +173,7 @@ def _takes_config(handler: Any) -> bool:
 def _positive(name: str, value: int | None) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not value > 0:
+    if not is_integer(value) or not value > 0:
         raise ValueError(f"{name} must be an integer > 0 or None, got {value!r}")
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from deskwork.graph.session.models import Memory, PaginatedResult, SessionMessage, Summary
-from deskwork.utils import utc_now
+from deskwork.utils import is_integer, utc_now
 
 __all__ = [
     "UPDATABLE_MEMORY_FIELDS",
@@ -56,7 +56,7 @@ def check_limit(limit: Any) -> int:
     Raises:
         ValueError: otherwise.
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+    if not is_integer(limit) or limit < 1:
         raise ValueError(f"limit must be an integer >= 1, got {limit!r}")
     return limit
 

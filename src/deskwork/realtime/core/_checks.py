@@ -16,7 +16,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.realtime.core.agent import BaseAgent
 from deskwork.realtime.core.callbacks import AgentCallbackHandler
 from deskwork.realtime.core.models import AgentContext, TriggerType
-from deskwork.utils import check_seconds, is_items
+from deskwork.utils import check_seconds, is_integer, is_items
 
 __all__ = [
     "HOOKS",
@@ -42,7 +42,7 @@ HOOKS = tuple(name for name in vars(AgentCallbackHandler) if name.startswith("on
 
 def check_phases(max_phases: Any) -> int:
     """``max_phases`` when it is an integer (clamped later), else a ``ConfigurationError``."""
-    if not isinstance(max_phases, int) or isinstance(max_phases, bool):
+    if not is_integer(max_phases):
         raise ConfigurationError(f"AgentEngine: max_phases must be an integer, got {max_phases!r}")
     return max_phases
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from deskwork._logs import get_stdlib_logger
 from deskwork.exceptions import ConfigurationError
+from deskwork.utils import is_number
 
 __all__ = [
     "STRICT_ENV",
@@ -121,7 +122,7 @@ def positive_number(
     if value is None:
         return None
     number: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if is_number(value):
         number = float(value)
     elif isinstance(value, str):
         try:

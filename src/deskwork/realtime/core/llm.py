@@ -31,7 +31,7 @@ from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.redact import exception_text
 from deskwork.exceptions import ConfigurationError, DeskworkError
-from deskwork.utils import check_seconds
+from deskwork.utils import check_seconds, is_integer
 
 __all__ = [
     "AgentOutputError",
@@ -233,9 +233,7 @@ def _check_client(adapter: Any, provider: Any, timeout: Any, max_tokens: Any) ->
         problem = f"adapter must be a BaseModelAdapter, got {type(adapter).__name__}"
     elif provider is not None and not callable(provider):
         problem = f"adapter_provider must be callable, got {type(provider).__name__}"
-    elif max_tokens is not None and (
-        not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
-    ):
+    elif max_tokens is not None and (not is_integer(max_tokens) or max_tokens < 1):
         problem = f"max_tokens must be an integer above 0 or None, got {max_tokens!r}"
     if problem is not None:
         raise ConfigurationError(f"LLMClient: {problem}")

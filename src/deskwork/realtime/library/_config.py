@@ -44,7 +44,7 @@ from deskwork.realtime.core.agent import (
 )
 from deskwork.realtime.core.models import TriggerType
 from deskwork.realtime.library.output_formats import output_format_names
-from deskwork.utils import is_integer
+from deskwork.utils import is_integer, is_number
 
 __all__ = [
     "DynamicAgentConfig",
@@ -243,7 +243,7 @@ def _repair_trigger(trigger: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
 
 
 def _cooldown(value: Any, log: ProblemLog) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+    if is_number(value) and value < 0:
         log.add("trigger_config.cooldown", f"must be at least 0, not {value!r}", "clamped to 0")
         return 0.0
     number = positive_number(value, "trigger_config.cooldown", log, allow_zero=True)

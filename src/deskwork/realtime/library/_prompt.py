@@ -29,6 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core.blackboard import CONTAINERS
 from deskwork.realtime.core.models import AgentContext
+from deskwork.utils import is_integer
 
 __all__ = [
     "PromptEnvironment",
@@ -58,7 +59,7 @@ _NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
 
 
 def _check_width(value: Any) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_WIDTH:
+    if is_integer(value) and value > MAX_WIDTH:
         raise SecurityError(f"width {value} is too large for a prompt template")
 
 

@@ -27,7 +27,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.logging import StructuredLogger, get_logger
 from deskwork.realtime.core._notify import describe_error
 from deskwork.realtime.core.callbacks import AgentCallbackHandler, current_turn_id
-from deskwork.utils import utc_now
+from deskwork.utils import is_integer, utc_now
 
 if TYPE_CHECKING:
     from deskwork.realtime.core.models import AgentContext, AgentResponse
@@ -77,7 +77,7 @@ class StructuredLogTracer(AgentCallbackHandler):
                 "StructuredLogTracer: logger must be a StructuredLogger (from "
                 f"deskwork.logging.get_logger), got {type(logger).__name__}"
             )
-        if not isinstance(max_traces, int) or isinstance(max_traces, bool) or max_traces < 0:
+        if not is_integer(max_traces) or max_traces < 0:
             raise ConfigurationError(
                 f"StructuredLogTracer: max_traces must be an integer >= 0, got {max_traces!r}"
             )
