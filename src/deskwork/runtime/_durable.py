@@ -350,7 +350,7 @@ async def _resume(desk: Desk, runner: Runner, request: dict[str, Any]) -> Report
     fresh = first or (record is not None and record.status == "paused")  # not claimed yet
     if record is None or record.state is None or record.status not in ("paused", "running"):
         return _report_from_store(desk, run_id)
-    if fresh and not desk.run_store.claim_paused(run_id):
+    if fresh and not desk.run_store.claim_paused(run_id, request.get("action_id")):
         return Report(
             run_id=run_id,
             status="failed",
@@ -382,10 +382,12 @@ async def aresume(
     runner: Runner,
     stream: bool | None,
     on_event: Callable[[Event], None] | None,
+    action_id: str | None = None,
 ) -> Report:
     """Resume a paused durable run as a DBOS workflow (``<run id>.resume.<n>``): a crash
     while it continues is recovered like a run, and two processes resuming the same pause
-    share one workflow, so the pause is resumed once."""
+    share one workflow, so the pause is resumed once; ``action_id``: only while the run
+    waits for that action (``RunStore.claim_paused``)."""
     engine_for(desk)
     await _on_loop()
     if desk._live_runners.get(run_id) is not runner:
@@ -400,6 +402,7 @@ async def aresume(
         "runner_type": runner.runner_type,
         "runner_name": runner.name,
         "decision": decision,
+        "action_id": action_id,
         "stream": stream,
         "caller": DBOS.executor_id,
     }

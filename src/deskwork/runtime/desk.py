@@ -472,9 +472,11 @@ class Desk:
         if answered is not None:  # the Report of an earlier pause: the run stays paused
             check_answered_action(run_id, state.pending_action, answered.action_id)
         check_answer(state.pending_action, decision)  # [False], 2: the run stays paused
+        # the claim is of the pause checked here, not one the run reached meanwhile
+        action_id = state.pending_action.action_id if state.pending_action else None
         if self.durable and _durable().resume_as_workflow():
             resumed: Report = await _durable().aresume(
-                self, run_id, decision, runner, stream, on_event
+                self, run_id, decision, runner, stream, on_event, action_id
             )
             return resumed
         # everything that can fail comes before the claim: a resume that cannot start
@@ -484,7 +486,7 @@ class Desk:
         job = self._live_jobs.get(run_id) or Job.from_state(state.job)
         spent = float(state.metrics.get("cost") or 0.0)
         config.budget = Budget.open(self.max_cost_usd, job.max_cost_usd, spent=spent)
-        if not self.run_store.claim_paused(run_id):
+        if not self.run_store.claim_paused(run_id, action_id):
             return _failed(run_id, [f"run {run_id} is no longer paused (resumed elsewhere?)"])
         events.extend(self.run_store.get_events(run_id))
         config.events = events

@@ -49,6 +49,7 @@ from deskwork.serve._service import (
     check_action,
     check_decision,
     check_id,
+    checked_pause,
     json_bytes,
     make_job,
 )
@@ -198,7 +199,8 @@ async def agui_stream(
             raise ApiError(409, f"run {run_id} is {record.status}, not paused")
         check_action(record, action_id)  # not an answer to an earlier pause
         check_decision(record, decision)
-        work = service.desk.aresume(run_id, decision, stream=True, on_event=queue.put_nowait)
+        pause = checked_pause(record)
+        work = service.desk.aresume(pause, decision, stream=True, on_event=queue.put_nowait)
     else:
         runner = service.runner(runner_name)
         check_id(body.run_id, "runId")  # the new run's id

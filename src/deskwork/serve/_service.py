@@ -40,6 +40,7 @@ __all__ = [
     "check_action",
     "check_decision",
     "check_id",
+    "checked_pause",
     "json_bytes",
     "make_job",
     "report_json",
@@ -88,6 +89,15 @@ def check_action(record: RunRecord, action_id: str) -> None:
         check_answered_action(record.run_id, action, action_id)
     except ConfigurationError as exc:
         raise ApiError(409, str(exc)) from None
+
+
+def checked_pause(record: RunRecord) -> Report:
+    """The paused run of ``record`` as the Report of the pause a request was checked against
+    (:func:`check_action`, :func:`check_decision`): the desk resumes that pause only (its
+    claim names the action), not one the run reached meanwhile (another resume answered this
+    one: the request's answer was checked against a pause that is gone)."""
+    action = record.state.pending_action if record.state is not None else None
+    return Report(run_id=record.run_id, status="paused", pending_action=action)
 
 
 def make_job(**fields: Any) -> Job:
@@ -371,7 +381,7 @@ class RunService:
         check_decision(record, decision)
         self._resuming.add(run_id)
         try:
-            task = asyncio.ensure_future(self.desk.aresume(run_id, decision))
+            task = asyncio.ensure_future(self.desk.aresume(checked_pause(record), decision))
             await _settle(task, lambda: self.record(run_id).status != "paused")  # claimed
         finally:
             self._resuming.discard(run_id)

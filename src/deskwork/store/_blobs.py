@@ -38,6 +38,7 @@ __all__ = [
     "pack_jsonable",
     "pack_model",
     "packs_unchanged",
+    "pauses_at",
     "unescape_text",
     "unpack_json",
     "unpack_value",
@@ -113,6 +114,17 @@ def _join(value: Any, blobs: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [_join(item, blobs) for item in value]
     return value
+
+
+def pauses_at(stored_state: str | None, action_id: str) -> bool:
+    """Whether the run state :func:`pack_model` stored as ``stored_state`` waits for the
+    action ``action_id`` (its ``pending_action``); compared in stored form, so no blob is
+    read (a long id is the same reference by its hash). A damaged text waits for nothing."""
+    try:
+        action = json.loads(stored_state or "null")["pending_action"]
+        return isinstance(action, dict) and action.get("action_id") == _split(action_id, {})
+    except (ValueError, TypeError, KeyError, StoreError):
+        return False
 
 
 def pack_json(value: Any, blobs: dict[str, str]) -> str | None:

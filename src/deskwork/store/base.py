@@ -31,6 +31,12 @@ def raise_if_refused(refused: set[str], run_id: str) -> None:
         raise RunNotRunningError(run_id)
 
 
+def pending_action_id(record: RunRecord) -> str | None:
+    """The action id of the pause ``record``'s state waits for (``None`` without one)."""
+    action = record.state.pending_action if record.state is not None else None
+    return action.action_id if action is not None else None
+
+
 def check_limit(limit: int | None) -> None:
     """Raise :class:`ConfigurationError` for a ``limit`` of a listing that is neither ``None``
     (no limit) nor a whole number 0 .. 2**63 - 1, the same on every store (SQLite read a
@@ -173,15 +179,20 @@ class RunStore(ABC):
     def get_events(self, run_id: str) -> list[Event]:
         """The run's events in the order they were added."""
 
-    def claim_paused(self, run_id: str) -> bool:
+    def claim_paused(self, run_id: str, action_id: str | None = None) -> bool:
         """Atomically move a paused run to ``running``, owned by this process; ``False`` if it
-        was not paused.
+        was not paused, or, with ``action_id``, if its pause is not that action (its state's
+        ``pending_action``) any more.
 
-        Stops two processes from resuming the same pause (which could repeat a tool call).
+        Stops two processes from resuming the same pause (which could repeat a tool call),
+        and a resume that checked its answer against one pause from claiming the next one
+        (another resume answered the first meanwhile and the run paused again).
         The default is not atomic; stores shared between processes override it.
         """
         record = self.get_run(run_id)
         if record is None or record.status != "paused":
+            return False
+        if action_id is not None and pending_action_id(record) != action_id:
             return False
         self.update_run(run_id, "running", record.output, record.output_json, record.state)
         return True

@@ -24,7 +24,7 @@ from deskwork.exceptions import RunNotRunningError
 from deskwork.store._blobs import MAX_STORED_CHARS, check_sizes, is_plain_json
 from deskwork.store._errors import check_event_keys, check_keys, closed_store
 from deskwork.store._owner import current_owner
-from deskwork.store.base import ENDABLE, RunStore, check_limit, listing_since
+from deskwork.store.base import ENDABLE, RunStore, check_limit, listing_since, pending_action_id
 from deskwork.utils import model_json, utc_now
 
 __all__ = ["InMemoryRunStore"]
@@ -374,12 +374,14 @@ class InMemoryRunStore(RunStore):
             if status != "running" and type(events) is list:  # it takes no more events
                 self._close_events(run_id, events)
 
-    def claim_paused(self, run_id: str) -> bool:
+    def claim_paused(self, run_id: str, action_id: str | None = None) -> bool:
         if self._closed:
             raise closed_store(None)
         with self._lock:
             record = self._runs.get(run_id)
             if record is None or isinstance(record, tuple) or record.status != "paused":
+                return False
+            if action_id is not None and pending_action_id(record) != action_id:
                 return False
             self._runs[run_id] = _updated(
                 record, {"status": "running", "updated_at": utc_now(), "owner": current_owner()}

@@ -61,6 +61,7 @@ from deskwork.store._blobs import (
     escape_text,
     load_model,
     pack_json,
+    pauses_at,
     unescape_text,
     unpack_json,
 )
@@ -730,10 +731,18 @@ class PostgresRunStore(_PostgresStore, RunStore):
             self._refused_runs.discard(run_id)
             raise RunNotRunningError(run_id)
 
-    def claim_paused(self, run_id: str) -> bool:
+    def claim_paused(self, run_id: str, action_id: str | None = None) -> bool:
         if self._unknown(run_id):
             return False
-        with self._write() as conn:
+        with self._write(atomic=action_id is not None) as conn:
+            if action_id is not None:
+                row = conn.execute(  # the row stays locked until the update commits
+                    "SELECT state FROM deskwork_runs WHERE run_id=%s AND status='paused'"
+                    " FOR UPDATE",
+                    (run_id,),
+                ).fetchone()
+                if row is None or not pauses_at(row[0], action_id):
+                    return False
             cursor = conn.execute(
                 "UPDATE deskwork_runs SET status='running', updated_at=%s, owner=%s"
                 " WHERE run_id=%s AND status='paused'",

@@ -51,6 +51,7 @@ from deskwork.store._blobs import (
     pack_jsonable,
     pack_model,
     packs_unchanged,
+    pauses_at,
     unpack_json,
     unpack_value,
 )
@@ -356,10 +357,14 @@ class SQLiteRunStore(RunStore):
                 self._pending_events.pop(run_id, None)
                 raise
 
-    def claim_paused(self, run_id: str) -> bool:
+    def claim_paused(self, run_id: str, action_id: str | None = None) -> bool:
         if self._db.unknown(run_id):
             return False
-        with self._write() as conn:
+        with self._write() as conn:  # (IMMEDIATE: no other claim between the read and write)
+            if action_id is not None:
+                row = conn.execute("SELECT state FROM runs WHERE run_id=?", (run_id,)).fetchone()
+                if row is None or not pauses_at(row[0], action_id):
+                    return False
             cursor = conn.execute(
                 "UPDATE runs SET status='running', updated_at=?, owner=?"
                 " WHERE run_id=? AND status='paused'",
