@@ -6,6 +6,7 @@ run paused again), running the stale state's action a second time. Every backend
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from storekit import paused_state
 
@@ -69,7 +70,9 @@ def test_racing_claims_of_two_pauses_take_it_once(run_store: RunStore) -> None:
     assert sorted(w for w in wins if w[1]) == [("a", True)]
 
 
-def test_a_resume_whose_pause_was_answered_meanwhile_runs_nothing(run_store: RunStore) -> None:
+def test_a_resume_whose_pause_was_answered_meanwhile_runs_nothing(
+    run_store: RunStore, tmp_path: Path
+) -> None:
     """Two resumes of one pause race: B checks its answer against pause 1, A claims it, the
     tool runs and the run pauses again (pause 2); then B claims. B claimed pause 2 with the
     state of pause 1 and ran pause 1's call a second time."""
@@ -81,7 +84,7 @@ def test_a_resume_whose_pause_was_answered_meanwhile_runs_nothing(run_store: Run
         return f"acted {n}"
 
     adapter = ScriptedAdapter([call_tool("act", n=1), call_tool("act", n=2), reply("done")])
-    desk = Desk(model="scripted/model", adapter=adapter, run_store=run_store)
+    desk = Desk(model="scripted/model", adapter=adapter, run_store=run_store, storage_dir=tmp_path)
     paused = desk.run(Worker(name="w", tools=[act]), Job(input="go"))
     b_checked, a_done = threading.Event(), threading.Event()
     claim = run_store.claim_paused
