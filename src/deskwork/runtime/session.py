@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
     from deskwork.runtime.worker import Worker
 
-__all__ = ["WorkerSession"]
+__all__ = ["SESSION_KEY", "WorkerSession", "session_of"]
+
+SESSION_KEY = "deskwork_session"
+"""The key of a session turn's ``Job.metadata`` that holds its session's id: a server that
+resumes the turn by its run id (``POST /runs/{id}/resume``) saves it to the session."""
 
 _log = get_stdlib_logger("deskwork.runtime")
 _JOB_OPTIONS = ("thinking", "drop_params", "extra_body", "response_schema", "metadata")
@@ -158,7 +162,10 @@ class WorkerSession:
         unknown = set(options) - set(_JOB_OPTIONS)
         if unknown:
             raise TypeError(f"unexpected session option(s): {', '.join(sorted(unknown))}")
-        return Job(input=message, initial_messages=self.history(), **options)
+        metadata = options.pop("metadata", None)
+        if metadata is None or isinstance(metadata, dict):  # else Job says what is wrong
+            metadata = {**(metadata or {}), SESSION_KEY: self.session_id}
+        return Job(input=message, initial_messages=self.history(), metadata=metadata, **options)
 
     def _save(self, report: Report, base: list[Message]) -> None:
         """Save the turn that started from the history ``base``, with what other turns saved
@@ -199,9 +206,17 @@ class WorkerSession:
     async def aresume(self, report: Report, decision: Any = None) -> Report:
         """Resume a paused turn of this session and save the result."""
         async with _TURNS.turn(self):
+            base = self._paused_history(report)
             resumed = await self.desk.aresume(report, decision, runner=self.worker)
-            self._save(resumed, _history(report.messages))  # as the pause saved it
+            self._save(resumed, base)
             return resumed
+
+    def _paused_history(self, report: Report) -> list[Message]:
+        """The history as the paused turn of ``report`` saved it: from the run's stored state
+        (a Report of the pause may carry no messages: one a server rebuilt from its record)."""
+        record = self.desk.run_store.get_run(report.run_id)
+        state = record.state if record is not None else None
+        return _history(state.messages if state is not None else report.messages)
 
     def resume(self, report: Report, decision: Any = None) -> Report:
         """Synchronous :meth:`aresume`."""
@@ -294,3 +309,10 @@ def _merge(
     if theirs_tail is not None and ours_tail and ours_tail[0].role == "tool":
         return base + ours_tail + theirs_tail  # continues base's last turn
     return current + ours_tail
+
+
+def session_of(job: dict[str, Any] | None) -> str | None:
+    """The id of the session whose turn ``job`` (a stored job: ``RunState.job``) is, if any."""
+    metadata = job.get("metadata") if isinstance(job, dict) else None
+    session_id = metadata.get(SESSION_KEY) if isinstance(metadata, dict) else None
+    return session_id if isinstance(session_id, str) else None

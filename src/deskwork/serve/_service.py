@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,6 +24,8 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._tool_step import check_answer, check_answered_action
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
+from deskwork.runtime.session import WorkerSession, session_of
+from deskwork.runtime.worker import Worker
 from deskwork.serve._direct import DirectWriter, chunk
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import EventHub, Outgoing, Subscription
@@ -381,7 +383,8 @@ class RunService:
         check_decision(record, decision)
         self._resuming.add(run_id)
         try:
-            task = asyncio.ensure_future(self.desk.aresume(checked_pause(record), decision))
+            resume = self._resumer(record)
+            task = asyncio.ensure_future(resume(checked_pause(record), decision))
             await _settle(task, lambda: self.record(run_id).status != "paused")  # claimed
         finally:
             self._resuming.discard(run_id)
@@ -394,6 +397,16 @@ class RunService:
                 raise ApiError(409, "; ".join(report.errors) or f"run {run_id} is not paused")
         self.track(run_id, task)
         return task
+
+    def _resumer(self, record: RunRecord) -> Callable[[Report, Any], Awaitable[Report]]:
+        """What resumes ``record``'s run: a session turn's session (which saves the rest of
+        the turn to its history, as ``session.resume`` does), else the desk."""
+        session_id = session_of(record.state.job if record.state is not None else None)
+        stored = self.desk.session_store.get_session(session_id) if session_id else None
+        worker = self.runners().get(stored.worker_name) if stored is not None else None
+        if session_id is not None and isinstance(worker, Worker):
+            return WorkerSession(self.desk, worker, session_id).aresume
+        return self.desk.aresume
 
     async def cancel(self, run_id: str) -> None:
         """Cancel a run this server is running (a durable desk's: any process's), or end a
