@@ -13,7 +13,7 @@ from deskwork import Desk, Worker
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.message import Message
 from deskwork.runtime.session import _merge
-from deskwork.store import InMemorySessionStore, SessionStore
+from deskwork.store import InMemorySessionStore, SessionStore, SQLiteSessionStore
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
 
@@ -122,3 +122,39 @@ def test_default_update_messages_of_a_custom_store_reads_then_replaces() -> None
     assert [m.content for m in store.get_messages("s")] == ["u1", "a1"]
     with pytest.raises(KeyError):
         store.update_messages("missing", lambda current: current)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+def test_replace_overwrites_a_history_it_cannot_read(tmp_path: Path, database_url: str) -> None:
+    """A history damaged in place can still be replaced (an update has to read it; a
+    replace never did)."""
+    store = _session_store(database_url, tmp_path)
+    store.create_session("s", "w", {})
+    store.replace_messages("s", _msgs("u1"))
+    _damage_messages(database_url, tmp_path)
+    store.replace_messages("s", _msgs("ufresh"))
+    assert [m.content for m in store.get_messages("s")] == ["ufresh"]
+    store.close()
+
+
+def _session_store(database_url: str, tmp_path: Path) -> SessionStore:
+    if database_url.startswith("sqlite"):
+        return SQLiteSessionStore(tmp_path / "deskwork.db")
+    from deskwork.store.postgres import PostgresSessionStore
+
+    return PostgresSessionStore(database_url)
+
+
+def _damage_messages(database_url: str, tmp_path: Path) -> None:
+    if database_url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(tmp_path / "deskwork.db") as conn:
+            conn.execute("UPDATE session_messages SET message_json='{bad'")
+        return
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE deskwork_session_messages SET message_json='{bad' WHERE session_id='s'"
+        )

@@ -916,36 +916,40 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
         if self._unknown(session_id):
             return []
         with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
-                " ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        with self._decoding(f"a message of session {session_id}"):
-            return [load_model(Message, row[0]) for row in rows]
+            return self._read(conn, session_id)
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        self.update_messages(session_id, lambda _current: messages)
+        self._write(session_id, lambda _conn: messages)  # (what it replaces is not read)
 
     def update_messages(
         self, session_id: str, update: Callable[[list[Message]], list[Message]]
     ) -> None:
+        self._write(session_id, lambda conn: update(self._read(conn, session_id)))
+
+    def _read(self, conn: psycopg.Connection[Any], session_id: str) -> list[Message]:
+        rows = conn.execute(
+            "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
+            " ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+        with self._decoding(f"a message of session {session_id}"):
+            return [load_model(Message, row[0]) for row in rows]
+
+    def _write(
+        self, session_id: str, messages_of: Callable[[psycopg.Connection[Any]], list[Message]]
+    ) -> None:
+        """Replace the session's messages with ``messages_of(connection)``, in a transaction
+        that holds the session's row locked until it ends."""
         if self._unknown(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now()
         with self._transaction() as conn:
-            cursor = conn.execute(  # locks the session's row until the transaction ends
+            cursor = conn.execute(
                 "UPDATE deskwork_sessions SET updated_at=%s WHERE id=%s", (now, session_id)
             )
             if cursor.rowcount == 0:
                 raise KeyError(f"unknown session {session_id!r}")
-            rows = conn.execute(
-                "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
-                " ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-            with self._decoding(f"a message of session {session_id}"):
-                messages = update([load_model(Message, row[0]) for row in rows])
+            messages = messages_of(conn)
             conn.execute("DELETE FROM deskwork_session_messages WHERE session_id=%s", (session_id,))
             with conn.cursor() as insert:
                 insert.executemany(

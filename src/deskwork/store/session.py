@@ -244,32 +244,35 @@ class SQLiteSessionStore(SessionStore):
         if self._db.unknown(session_id):  # (sqlite3 cannot send a lone surrogate)
             return []
         with self._db.locked() as conn:
-            rows = conn.execute(
-                "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
-                (session_id,),
-            ).fetchall()
-        with self._decoding(f"a message of session {session_id}"):
-            return [load_model(Message, row[0]) for row in rows]
+            return self._read(conn, session_id)
 
     def replace_messages(self, session_id: str, messages: list[Message]) -> None:
-        self.update_messages(session_id, lambda _current: messages)
+        self._write(session_id, lambda _conn: messages)  # (what it replaces is not read)
 
     def update_messages(
         self, session_id: str, update: Callable[[list[Message]], list[Message]]
     ) -> None:
+        self._write(session_id, lambda conn: update(self._read(conn, session_id)))
+
+    def _read(self, conn: Any, session_id: str) -> list[Message]:
+        rows = conn.execute(
+            "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
+            (session_id,),
+        ).fetchall()
+        with self._decoding(f"a message of session {session_id}"):
+            return [load_model(Message, row[0]) for row in rows]
+
+    def _write(self, session_id: str, messages_of: Callable[[Any], list[Message]]) -> None:
+        """Replace the session's messages with ``messages_of(connection)``, in a transaction
+        no other writer enters until it ends."""
         if self._db.unknown(session_id):  # no stored session has one
             raise KeyError(f"unknown session {session_id!r}")
         now = utc_now().isoformat()
-        with self._db.transaction(immediate=True) as conn:  # no other writer until it ends
+        with self._db.transaction(immediate=True) as conn:
             cursor = conn.execute("UPDATE sessions SET updated_at=? WHERE id=?", (now, session_id))
             if cursor.rowcount == 0:
                 raise KeyError(f"unknown session {session_id!r}")
-            rows = conn.execute(
-                "SELECT message_json FROM session_messages WHERE session_id=? ORDER BY rowid",
-                (session_id,),
-            ).fetchall()
-            with self._decoding(f"a message of session {session_id}"):
-                messages = update([load_model(Message, row[0]) for row in rows])
+            messages = messages_of(conn)
             conn.execute("DELETE FROM session_messages WHERE session_id=?", (session_id,))
             conn.executemany(
                 "INSERT INTO session_messages (id, session_id, message_json, timestamp)"
