@@ -33,7 +33,7 @@ async def _peak_concurrency(limiter: RateLimiter, calls: int, hold: float = 0.01
 
 
 class TestRateLimiterABC:
-    async def test_release_and_close_default_to_no_ops_and_async_with_closes(self) -> None:
+    async def test_release_defaults_to_a_no_op_and_async_with_closes(self) -> None:
         class Counting(RateLimiter):
             acquired = 0
 
@@ -46,6 +46,7 @@ class TestRateLimiterABC:
             await limiter.acquire()
             await limiter.release()
         assert limiter.acquired == 1
+        assert limiter.is_closed
 
     def test_acquire_is_abstract(self) -> None:
         with pytest.raises(TypeError):

@@ -2,6 +2,10 @@
 
 Agents call ``acquire()`` before each LLM call and ``release()`` after it (only when the
 acquire succeeded). ``close()`` — or leaving ``async with limiter:`` — stops new acquisitions.
+
+Every limiter behaves the same once closed: ``is_closed`` is True, ``close()`` again does
+nothing, ``acquire()`` (including one still waiting for a slot) and ``async with`` raise
+``RuntimeError``, and a slot already held can still be released.
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ __all__ = ["PerTenantRateLimiter", "RateLimiter", "SemaphoreRateLimiter"]
 
 
 class RateLimiter(ABC):
-    """Grants permission for one LLM call at a time (or a few at a time)."""
+    """Grants permission for one LLM call at a time (or a few at a time).
+
+    A subclass that overrides ``close()`` calls ``super().close()``, and its ``acquire()``
+    calls :meth:`_check_open` first, so that it behaves like the shipped limiters once closed.
+    """
+
+    _closed: bool = False  # a class default: subclasses need not call __init__
 
     @abstractmethod
     async def acquire(self) -> None:
@@ -27,10 +37,22 @@ class RateLimiter(ABC):
     async def release(self) -> None:  # noqa: B027 - a no-op default is the documented API
         """Mark the call started by the matching ``acquire()`` as finished (no-op by default)."""
 
-    async def close(self) -> None:  # noqa: B027 - a no-op default is the documented API
-        """Release resources; later ``acquire()`` calls may fail (no-op by default)."""
+    @property
+    def is_closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._closed
+
+    async def close(self) -> None:
+        """Refuse further ``acquire()`` calls and ``async with`` (safe to call twice)."""
+        self._closed = True
+
+    def _check_open(self) -> None:
+        """Raise ``RuntimeError`` if the limiter is closed."""
+        if self._closed:
+            raise RuntimeError("rate limiter is closed")
 
     async def __aenter__(self) -> Self:
+        self._check_open()
         return self
 
     async def __aexit__(
@@ -65,7 +87,6 @@ class SemaphoreRateLimiter(RateLimiter):
         self._delay_seconds = delay_seconds
         self._semaphore = asyncio.Semaphore(max_concurrency)
         self._in_use = 0
-        self._closed = False
 
     @property
     def max_concurrency(self) -> int:
@@ -82,24 +103,18 @@ class SemaphoreRateLimiter(RateLimiter):
         """Slots currently held."""
         return self._in_use
 
-    @property
-    def is_closed(self) -> bool:
-        """Whether ``close()`` was called."""
-        return self._closed
-
     async def acquire(self) -> None:
         """Wait for a free slot, then for ``delay_seconds``.
 
         Raises:
-            RuntimeError: the limiter is closed.
+            RuntimeError: the limiter is closed (before or while this call waited).
         """
-        if self._closed:
-            raise RuntimeError("rate limiter is closed")
+        self._check_open()
         await self._semaphore.acquire()
         self._in_use += 1
         if self._closed:  # closed while this call waited for a slot
             self._release_slot()
-            raise RuntimeError("rate limiter is closed")
+            self._check_open()
         if self._delay_seconds:
             try:
                 await asyncio.sleep(self._delay_seconds)
@@ -123,7 +138,7 @@ class SemaphoreRateLimiter(RateLimiter):
 
     async def close(self) -> None:
         """Refuse further ``acquire()`` calls; slots already held can still be released."""
-        self._closed = True
+        await super().close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"in_use={self._in_use}"
@@ -165,7 +180,6 @@ class PerTenantRateLimiter(RateLimiter):
         self._tenant: ContextVar[str | None] = ContextVar(
             f"deskwork_graph_tenant_{next(_instance_ids)}", default=None
         )
-        self._closed = False
 
     @property
     def max_tenants(self) -> int:
@@ -219,10 +233,10 @@ class PerTenantRateLimiter(RateLimiter):
         """Wait for a slot of the current tenant.
 
         Raises:
-            RuntimeError: no tenant is set in this context, or the limiter is closed.
+            RuntimeError: no tenant is set in this context, or the limiter is closed (before
+                or while this call waited).
         """
-        if self._closed:
-            raise RuntimeError("rate limiter is closed")
+        self._check_open()
         _, limiter = self._limiter_for_current()
         await limiter.acquire()
 
@@ -241,10 +255,15 @@ class PerTenantRateLimiter(RateLimiter):
         await limiter.release()
 
     async def close(self) -> None:
-        """Refuse further ``acquire()`` calls and forget idle tenants."""
-        self._closed = True
-        for tenant in [t for t, lim in self._limiters.items() if lim.in_use == 0]:
-            del self._limiters[tenant]
+        """Refuse further ``acquire()`` calls (waiting ones too) and forget idle tenants.
+
+        Busy tenants keep their (closed) limiter until their slots are released.
+        """
+        await super().close()
+        for tenant, limiter in list(self._limiters.items()):
+            await limiter.close()
+            if limiter.in_use == 0:
+                del self._limiters[tenant]
 
     def __repr__(self) -> str:
         return (
