@@ -74,6 +74,8 @@ def test_a_turn_sent_while_another_is_paused_is_kept_when_it_resumes(tmp_path: P
     paused = session.run("do it")
     assert paused.status == "paused"
     assert session.run("and this?").content == "meanwhile"
+    sent = adapter.calls[1]["messages"]  # no call without its answer: providers refuse one
+    assert [(m["role"], m["content"]) for m in sent] == [("user", "do it"), ("user", "and this?")]
     assert session.resume(paused, True).status == "completed"
     history = session.history()
     assert [(m.role, m.content) for m in history][2:] == [
@@ -158,3 +160,28 @@ def _damage_messages(database_url: str, tmp_path: Path) -> None:
         conn.execute(
             "UPDATE deskwork_session_messages SET message_json='{bad' WHERE session_id='s'"
         )
+
+
+def test_a_turn_sent_after_two_overlapped_a_pause_keeps_the_paused_call(tmp_path: Path) -> None:
+    @tool(requires_confirmation=True)
+    def act(x: str) -> str:
+        return f"did {x}"
+
+    turns = [call_tool("act", x="it"), reply("one"), reply("two"), reply("all done")]
+    desk = Desk(model=MODEL, adapter=ScriptedAdapter(turns), storage_dir=tmp_path)
+    session = desk.session(Worker(name="w", tools=[act]))
+    assert session is not None
+    paused = session.run("do it")
+    session.run("first?")
+    session.run("second?")
+    assert session.resume(paused, True).status == "completed"
+    assert [(m.role, m.content) for m in session.history()][1:] == [
+        ("assistant", None),
+        ("tool", "did it"),
+        ("assistant", "all done"),
+        ("user", "first?"),
+        ("assistant", "one"),
+        ("user", "second?"),
+        ("assistant", "two"),
+    ]
+    desk.close()

@@ -158,21 +158,25 @@ class WorkerSession:
         """Delete the session and all its messages."""
         self.desk.session_store.delete_session(self.session_id)
 
-    def _job(self, message: Any, options: dict[str, Any]) -> Job:
+    def _job(self, history: list[Message], message: Any, options: dict[str, Any]) -> Job:
         unknown = set(options) - set(_JOB_OPTIONS)
         if unknown:
             raise TypeError(f"unexpected session option(s): {', '.join(sorted(unknown))}")
         metadata = options.pop("metadata", None)
         if metadata is None or isinstance(metadata, dict):  # else Job says what is wrong
             metadata = {**(metadata or {}), SESSION_KEY: self.session_id}
-        return Job(input=message, initial_messages=self.history(), metadata=metadata, **options)
+        initial = _without_open_calls(history)
+        return Job(input=message, initial_messages=initial, metadata=metadata, **options)
 
-    def _save(self, report: Report, base: list[Message]) -> None:
-        """Save the turn that started from the history ``base``, with what other turns saved
-        since (another process's, or one sent while this turn was paused)."""
+    def _save(self, report: Report, base: list[Message], sent: list[Message] | None = None) -> None:
+        """Save the turn that started from the history ``base`` (sent to the model as
+        ``sent``: ``base`` without a paused turn's open tool calls), with what other turns
+        saved since (another process's, or one sent while this turn was paused)."""
         if report.status == "failed":
             return  # keep the last good history
         ours = _history(report.messages)
+        if sent is not None and len(sent) < len(base) and ours[: len(sent)] == sent:
+            ours = base + ours[len(sent) :]  # the open calls back where they were
         self.desk.session_store.update_messages(
             self.session_id, lambda current: _merge(base, ours, current, self.session_id)
         )
@@ -192,11 +196,12 @@ class WorkerSession:
         thinking, drop_params, extra_body, response_schema, metadata.
         """
         async with _TURNS.turn(self):
-            job = self._job(message, options)
+            base = self.history()
+            job = self._job(base, message, options)
             report = await self.desk.arun(
                 self.worker, job, stream=stream, on_event=on_event, run_id=run_id
             )
-            self._save(report, job.initial_messages or [])
+            self._save(report, base, job.initial_messages or [])
             return report
 
     def run(self, message: Any, *, stream: bool = False, **options: Any) -> Report:
@@ -316,3 +321,23 @@ def session_of(job: dict[str, Any] | None) -> str | None:
     metadata = job.get("metadata") if isinstance(job, dict) else None
     session_id = metadata.get(SESSION_KEY) if isinstance(metadata, dict) else None
     return session_id if isinstance(session_id, str) else None
+
+
+def _without_open_calls(history: list[Message]) -> list[Message]:
+    """``history`` without a paused turn's tool calls (an assistant message with a call no
+    tool message answers yet, and the answers to its other calls): a provider refuses a call
+    with no answer, so a turn sent while another is paused would fail; that turn's resume
+    saves them back in place."""
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    open_ids: set[str | None] = set()
+    for m in history:
+        if m.tool_calls and any(call.id not in answered for call in m.tool_calls):
+            open_ids.update(call.id for call in m.tool_calls)
+    if not open_ids:
+        return history
+    return [
+        m
+        for m in history
+        if not (m.tool_calls and m.tool_calls[0].id in open_ids)
+        and not (m.role == "tool" and m.tool_call_id in open_ids)
+    ]
