@@ -66,12 +66,18 @@ _adopted: set[asyncio.Task[Any]] = set()
 
 
 def _adopt_logging_task() -> None:
-    """Keep LiteLLM's logging task of another loop referenced.
+    """Keep LiteLLM's logging task of another loop referenced (before every async call:
+    plain, streamed or structured; never failing it).
 
     LiteLLM restarts its logging worker on whichever loop calls it next and forgets the old
     task; unreferenced, that pending task is destroyed by the GC with a warning. Referenced,
     it is cancelled cleanly when its loop closes (the sync bridge does that at exit).
     """
+    with contextlib.suppress(Exception):  # hardening only
+        _adopt()
+
+
+def _adopt() -> None:
     import_litellm()  # the first call may get here first: LiteLLM must load offline
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
@@ -253,8 +259,7 @@ class LiteLLMAdapter(BaseModelAdapter):
             max_tokens=max_tokens, thinking=thinking, drop_params=drop_params,
             extra_body=extra_body, num_retries=num_retries, **kwargs,
         )  # fmt: skip
-        with contextlib.suppress(Exception):  # hardening only; never fails a call
-            _adopt_logging_task()
+        _adopt_logging_task()
         with self._no_credentials():
             if stream:
                 params["stream"] = True
@@ -304,6 +309,7 @@ class LiteLLMAdapter(BaseModelAdapter):
             "temperature": temperature, "max_tokens": max_tokens, "thinking": thinking,
             "drop_params": drop_params, "extra_body": extra_body, "num_retries": num_retries,
         }  # fmt: skip
+        _adopt_logging_task()  # LiteLLM is called directly here, not through acomplete
         with self._no_credentials():
             if not (isinstance(response_schema, type) and issubclass(response_schema, BaseModel)):
                 return await super().astructured_complete(
