@@ -928,8 +928,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
 
     def _read(self, conn: psycopg.Connection[Any], session_id: str) -> list[Message]:
         rows = conn.execute(
-            "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s"
-            " ORDER BY seq",
+            "SELECT message_json FROM deskwork_session_messages WHERE session_id=%s ORDER BY seq",
             (session_id,),
         ).fetchall()
         with self._decoding(f"a message of session {session_id}"):
