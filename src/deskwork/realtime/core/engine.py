@@ -11,8 +11,8 @@ One ``process_turn`` call::
     end: the events the turn dispatched or emitted are cleared from the board (one the host
          emitted meanwhile stays for the next turn); the aggregated AgentResponse is returned
 
-A failing agent (exception, timeout, unusable output) contributes exactly one ``error``
-insight and nothing else: none of its updates or events reach the board. Other agents of
+A failing agent (exception, timeout, unusable output, a ``CancelledError`` out of something
+it awaited) contributes exactly one ``error`` insight and nothing else: none of its updates or events reach the board. Other agents of
 the phase are unaffected. Progress is reported to callbacks and as ``realtime.*`` events.
 
 Process the turns of one session one at a time: concurrent turns on one board never lose an
@@ -561,19 +561,21 @@ class AgentEngine:
         started = time.perf_counter()
         await notifier.agent_started(turn, phase, agent, context)
         timeout = agent.config.timeout if agent.config.timeout is not None else self.agent_timeout
+        deadline = asyncio.timeout(timeout)
         try:
-            async with asyncio.timeout(timeout):
+            async with deadline:
                 response = await agent.process(context)
-            if response is None:
-                await notifier.agent_skipped(turn, phase, agent, "cooldown")
-                return None
-            response = normalize_response(response, agent.config.id)
-        except Exception as exc:
-            error = exc
-            if isinstance(exc, TimeoutError) and not exception_text(exc):
-                error = TimeoutError(f"agent {agent.config.id!r} timed out after {timeout}s")
+            if response is not None:
+                response = normalize_response(response, agent.config.id)
+        except (Exception, asyncio.CancelledError) as exc:
+            if isinstance(exc, asyncio.CancelledError) and _task_cancelled():
+                raise  # the turn is cancelled, not just something the agent awaited
+            error = _agent_error(agent, exc, timeout if deadline.expired() else None)
             await notifier.agent_failed(turn, phase, agent, error, time.perf_counter() - started)
             return _error_response(agent, error), True
+        if response is None:
+            await notifier.agent_skipped(turn, phase, agent, "cooldown")
+            return None
         await notifier.agent_completed(turn, phase, agent, response, time.perf_counter() - started)
         return response, False
 
@@ -688,6 +690,25 @@ def _phase_state(host: AgentContext, snapshot: Blackboard) -> dict[str, Any]:
 def _phase_trigger(turn: Turn, phase: int) -> TriggerType:
     """The trigger agents of ``phase`` see: the turn's in phase 1, ``EVENT`` after."""
     return turn.trigger_type if phase == 1 else TriggerType.EVENT
+
+
+def _task_cancelled() -> bool:
+    """Whether the running task itself is being cancelled (the turn, a barge-in), rather than
+    a ``CancelledError`` coming out of work the agent awaited (a future someone cancelled)."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
+
+
+def _agent_error(agent: BaseAgent, error: BaseException, expired: float | None) -> BaseException:
+    """The error a failed agent is reported with. ``expired`` is the engine's timeout when it
+    is what stopped the agent: a ``TimeoutError`` the agent raised itself (its own
+    ``wait_for``) is reported as the agent's, not as the engine's ``agent_timeout``."""
+    agent_id = agent.config.id
+    if expired is not None and isinstance(error, TimeoutError):
+        return TimeoutError(f"agent {agent_id!r} timed out after {expired}s")
+    if isinstance(error, asyncio.CancelledError) and not exception_text(error):
+        return asyncio.CancelledError(f"something agent {agent_id!r} awaited was cancelled")
+    return error
 
 
 def _error_response(agent: BaseAgent, error: BaseException) -> AgentResponse:
