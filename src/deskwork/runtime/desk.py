@@ -109,6 +109,8 @@ class Desk:
         """Where the stores live: ``database_url``, else ``$DESKWORK_DATABASE_URL``, else
         ``sqlite:///<storage_dir>/deskwork.db``."""
         self.event_bus = event_bus or EventBus()
+        self._running: dict[str, RunConfig] = {}  # this desk's runs in progress, by id
+        self.event_bus.add_recorder(self._store_emitted)
         self._memory_store = memory_store
         self._run_store = run_store
         self._session_store = session_store
@@ -288,7 +290,7 @@ class Desk:
                     listener(event)
                 except Exception as exc:  # a broken listener never breaks the run
                     bus.record_error(event, exc)
-            bus.emit(event)
+            bus.deliver(event)  # stored: not again by the desk's recorder
 
         return emit
 
@@ -538,6 +540,7 @@ class Desk:
         token = _nested_usage.set(children)  # runs started inside this one report here
         budget_token = current_budget.set(config.budget)  # ... and charge this run's budget
         run_token = _current_run.set(config.run_id)  # ... and name it as their parent
+        running = self._running.setdefault(config.run_id, config) is config
         try:
             report, state = await work
         except asyncio.CancelledError as exc:
@@ -553,6 +556,8 @@ class Desk:
             _nested_usage.reset(token)
             current_budget.reset(budget_token)
             _current_run.reset(run_token)
+            if running:
+                del self._running[config.run_id]
         if children:
             report.metrics = _with_nested(report.metrics, children)
             if state is not None:
@@ -567,6 +572,27 @@ class Desk:
             raise
         except Exception as exc:  # the store itself failed: still end with a failed report
             return self._store_failure(runner, config, report, exc)
+
+    def _store_emitted(self, event: Event) -> None:
+        """Store an event emitted on :attr:`event_bus` (a user's custom event; the desk's
+        runs deliver theirs stored already) with the run it names, while that run runs on
+        this desk: in order with the run's events, in its report's too, the payload
+        redacted. An event of a run that ended, or of no run in progress here, is only
+        delivered: a run's stored log closes at its end (``docs/stores.md``)."""
+        run_id = event.run_id
+        config = self._running.get(run_id)
+        if config is None:
+            return
+        stored = event.model_copy(update={"payload": redact(event.payload)})
+        with self._ending[hash(run_id) % _ENDING_STRIPES]:
+            if run_id in self._ended:
+                return
+            try:
+                self.run_store.add_event(stored)
+            except RunNotRunningError:  # ended elsewhere: the run's next event stops it
+                _remember(self._ended, run_id, None)
+                return
+            config.events.append(stored)
 
     def _ended_elsewhere(self, run_id: str, exc: BaseException) -> bool:
         """Whether a ``CancelledError`` out of a run is the desk's own stop of a run whose
