@@ -12,8 +12,9 @@ One ``process_turn`` call::
          emitted meanwhile stays for the next turn); the aggregated AgentResponse is returned
 
 A failing agent (exception, timeout, unusable output, a ``CancelledError`` out of something
-it awaited) contributes exactly one ``error`` insight and nothing else: none of its updates or events reach the board. Other agents of
-the phase are unaffected. Progress is reported to callbacks and as ``realtime.*`` events.
+it awaited) contributes exactly one ``error`` insight and nothing else: none of its updates
+or events reach the board. Other agents of the phase are unaffected. Progress is reported
+to callbacks and as ``realtime.*`` events.
 
 Process the turns of one session one at a time: concurrent turns on one board never lose an
 update (every merge is an atomic board ``update``), but they share its transient events.
