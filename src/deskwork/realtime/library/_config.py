@@ -185,6 +185,8 @@ def parse_config(raw: Mapping[str, Any], log: ProblemLog | None = None) -> Dynam
 def repair_config(raw: Mapping[str, Any], log: ProblemLog) -> dict[str, Any]:
     """Fix (and record in ``log``) the values lenient loading repairs; return a new dict."""
     out = dict(raw)
+    if "id" in out:
+        out["id"] = _agent_id(out["id"], log)
     out["trigger_config"] = _repair_trigger(_section(raw, "trigger_config", log), log)
     model = _section(raw, "model_config", log)
     for key in ("model", "context_turns"):  # 2.6 also reads these at the top level
@@ -230,16 +232,45 @@ def _repair_trigger(trigger: dict[str, Any], log: ProblemLog) -> dict[str, Any]:
             "mode 'event' needs trigger_config.subscribed_events",
             "the agent never runs in event phases",
         )
-    keywords = trigger.get("keywords")
-    if isinstance(keywords, str):
-        keywords = [k.strip() for k in keywords.split(",") if k.strip()]
-    trigger.update(mode=modes, subscribed_events=list(events), keywords=keywords or [])
+    trigger.update(
+        mode=modes, subscribed_events=list(events), keywords=_keywords(trigger.get("keywords"), log)
+    )
     trigger["cooldown"] = _cooldown(trigger.get("cooldown", 15), log)
     for name in ("silence_threshold", "trigger_interval"):
         trigger[name] = positive_number(
             trigger.get(name), f"trigger_config.{name}", log, allow_zero=name != "trigger_interval"
         )
     return trigger
+
+
+def _agent_id(value: Any, log: ProblemLog) -> str | None:
+    """The id as text: a database's integer key is its digits; anything else that is not a
+    string is a problem (the id is then derived from the name)."""
+    if value is None or isinstance(value, str):
+        return value
+    if is_integer(value):
+        return str(value)
+    log.add("id", f"must be a string, not {value!r}", "derived from the name")
+    return None
+
+
+def _keywords(value: Any, log: ProblemLog) -> list[str]:
+    """``keywords`` as a list of strings: a comma-separated string is split, a number is its
+    text, and any other entry (or a value that is not a list) is a problem and dropped."""
+    field, anything = "trigger_config.keywords", "; with none left, any keyword trigger runs it"
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [k.strip() for k in value.split(",") if k.strip()]
+    if not isinstance(value, list | tuple):
+        log.add(field, f"must be a list of keywords, not {value!r}", f"ignored{anything}")
+        return []
+    keywords = [str(k) if is_number(k) else k for k in value]
+    kept = [k for k in keywords if isinstance(k, str)]
+    if len(kept) < len(keywords):
+        wrong = [k for k in keywords if not isinstance(k, str)]
+        log.add(field, f"keywords must be strings, not {wrong!r}", f"those ignored{anything}")
+    return kept
 
 
 def _cooldown(value: Any, log: ProblemLog) -> float:
