@@ -51,3 +51,26 @@ def test_a_worker_that_stops_leaves_the_process_serving_the_queues_it_served(
     assert main(["worker", f"{broken_module}:desk", "--queue", "jobs"]) == 2
 
     assert os.environ.get("DESKWORK_QUEUES") == before
+
+
+@pytest.fixture
+def raising_factory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    name = "raising_factory_app_for_cli"
+    (tmp_path / f"{name}.py").write_text("def make():\n    raise RuntimeError('boom in factory')\n")
+    monkeypatch.chdir(tmp_path)
+    yield name
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_desk_factory_that_raises_is_a_usage_error(
+    command: str, raising_factory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the import had the one-line answer: a factory (``app:make``) that raised when
+    the command called it ended in its traceback, exit status 1."""
+    assert main([command, f"{raising_factory}:make"]) == 2
+
+    err = capsys.readouterr().err
+    assert f"{raising_factory}:make raised: RuntimeError: boom in factory" in err
+    assert f"{raising_factory}.py, line 2)" in err
+    assert "Traceback" not in err

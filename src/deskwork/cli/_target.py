@@ -25,14 +25,14 @@ def load_desk(target: str, *, durable: bool = False) -> Desk:
 
     Raises:
         ConfigurationError: the target is malformed, does not import, names nothing, names
-            a function that needs arguments, or is not a (durable) desk.
+            a function that needs arguments or raises when called, or is not a (durable)
+            desk.
     """
     from deskwork.runtime.desk import Desk
 
     value = load_attribute(target)
     if not isinstance(value, Desk) and callable(value):
-        _check_no_arguments(target, value)
-        value = value()
+        value = _call_factory(target, value)
     if durable and not (isinstance(value, Desk) and value.durable):
         raise ConfigurationError(f"{target} is not a Desk(durable=True)")
     if not isinstance(value, Desk):
@@ -66,8 +66,20 @@ def load_attribute(target: str) -> Any:
     return value
 
 
+def _call_factory(target: str, factory: Any) -> Any:
+    """What the desk factory at ``target`` returns; one that raises is a one-line error with
+    where it raised, like a module that raises on import (it was a traceback)."""
+    _check_no_arguments(target, factory)
+    try:
+        return factory()
+    except Exception as exc:
+        raise ConfigurationError(
+            f"{target} raised: {describe_exception(exc)}{_where(exc)}"
+        ) from exc
+
+
 def _where(exc: Exception) -> str:
-    """Where an app module raised while it was imported (its file and line: the one-line
+    """Where an app module (or its desk factory) raised (its file and line: the one-line
     error replaces the traceback), or ``""`` for a module that is missing or does not parse
     (the text says which, and a syntax error's says where)."""
     import traceback
