@@ -1,8 +1,9 @@
 """How a supervisor turns a model's answer into a routing decision.
 
-Pure functions, no I/O: the prompt that lists the legal targets, the structured decision model, and
-the text fallback that finds an agent name at word boundaries (``greeter`` matches in "send it to
-the greeter." but not inside ``greeter_v2``).
+Pure functions, no I/O: the prompt that lists the legal targets (and the injected memories, in
+the one rendering both modes use), the structured decision model, and the text fallback that
+finds an agent name at word boundaries (``greeter`` matches in "send it to the greeter." but not
+inside ``greeter_v2``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "build_routing_prompt",
     "choose_route",
     "find_agent_mention",
+    "render_memories",
 ]
 
 FINISH = "FINISH"
@@ -68,14 +70,22 @@ def build_routing_prompt(
     ]
     lines += [f"- {t}: {descriptions.get(t, '')}".rstrip(": ") for t in targets]
     if memories:
-        lines += ["", "Relevant memories about this user and session:"]
-        lines += [f"- {m.get('key')}: {m.get('value')}" for m in memories]
+        lines += ["", "Relevant memories about this user and session:", render_memories(memories)]
     lines += [
         "",
         "Answer with exactly one agent name from the list to route to it, or with "
         f"{FINISH} followed by your final answer to the user to end the turn.",
     ]
     return "\n".join(lines)
+
+
+def render_memories(memories: Sequence[Mapping[str, object]]) -> str:
+    """Injected memories as prompt text: one ``- key: value`` line each ("" for none).
+
+    Both supervisor modes show memories this way (simple mode in its routing prompt, ReAct mode
+    as the core prompt's ``{injected_memories}``); ids, timestamps and scores stay out.
+    """
+    return "\n".join(f"- {m.get('key')}: {m.get('value')}" for m in memories)
 
 
 def find_agent_mention(text: str, candidates: Sequence[str]) -> str | None:

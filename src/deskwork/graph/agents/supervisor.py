@@ -32,6 +32,7 @@ from deskwork.graph.agents._routing import (
     RouteDecision,
     build_routing_prompt,
     choose_route,
+    render_memories,
 )
 from deskwork.graph.agents.base import BaseAgent
 from deskwork.graph.agents.memory_injection import INJECTED_MEMORIES_KEY
@@ -359,7 +360,7 @@ class SupervisorAgent(BaseAgent):
                 f"- {t}: {self.agent_descriptions.get(t, '')}" for t in targets
             ),
             "context_slots": dict(state.get("context_slots") or {}),
-            "injected_memories": list(knowledge.get(INJECTED_MEMORIES_KEY) or []),
+            "injected_memories": render_memories(knowledge.get(INJECTED_MEMORIES_KEY) or ()),
         }
 
     def __repr__(self) -> str:
