@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from deskwork import ConfigurationError
+from deskwork import ConfigurationError, Desk
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.context import SUMMARY_TAIL_MESSAGES
 
@@ -20,3 +20,9 @@ def test_a_per_run_override_is_checked_too() -> None:
     config = RunConfig(max_context_messages=SUMMARY_TAIL_MESSAGES + 1)
     with pytest.raises(ConfigurationError, match=r">= 5 .*not 2"):
         config.with_overrides(max_context_messages=2)
+
+
+def test_a_desk_refuses_it_when_made() -> None:
+    with pytest.raises(ConfigurationError, match="not 3"):
+        Desk(model="scripted/m", max_context_messages=3)
+    assert Desk(max_context_messages=SUMMARY_TAIL_MESSAGES + 1).max_context_messages == 5

@@ -103,6 +103,10 @@ class Desk:
         """Backoff, jitter and ``Retry-After`` handling of the ``num_retries`` retries of a
         failed model call (the desk retries for every adapter; their clients do not)."""
         self.respect_context_window = respect_context_window
+        if max_context_messages is not None:  # (the check imports what the first run does)
+            from deskwork.runtime.config import check_max_context_messages
+
+            check_max_context_messages(max_context_messages)
         self.max_context_messages = max_context_messages
         self.storage_dir = Path(storage_dir)
         self.database_url = resolve_database_url(database_url, storage_dir)
