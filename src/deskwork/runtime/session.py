@@ -208,11 +208,21 @@ class WorkerSession:
         """Synchronous :meth:`arun`."""
         return run_sync(self.desk.drained(lambda: self.arun(message, stream=stream, **options)))
 
-    async def aresume(self, report: Report, decision: Any = None) -> Report:
-        """Resume a paused turn of this session and save the result."""
+    async def aresume(
+        self,
+        report: Report,
+        decision: Any = None,
+        *,
+        stream: bool | None = None,
+        on_event: Any = None,
+    ) -> Report:
+        """Resume a paused turn of this session and save the result (``stream`` and
+        ``on_event`` as :meth:`Desk.aresume` takes them)."""
         async with _TURNS.turn(self):
             base = self._paused_history(report)
-            resumed = await self.desk.aresume(report, decision, runner=self.worker)
+            resumed = await self.desk.aresume(
+                report, decision, runner=self.worker, stream=stream, on_event=on_event
+            )
             self._save(resumed, base)
             return resumed
 

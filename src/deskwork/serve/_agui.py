@@ -200,7 +200,8 @@ async def agui_stream(
         check_action(record, action_id)  # not an answer to an earlier pause
         check_decision(record, decision)
         pause = checked_pause(record)
-        work = service.desk.aresume(pause, decision, stream=True, on_event=queue.put_nowait)
+        resume = service.resumer(record)  # a session turn's saves to its session
+        work = resume(pause, decision, stream=True, on_event=queue.put_nowait)
     else:
         runner = service.runner(runner_name)
         check_id(body.run_id, "runId")  # the new run's id

@@ -39,6 +39,17 @@ class JobIn(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     max_cost_usd: float | None = Field(default=None, gt=0)
 
+    @field_validator("metadata")
+    @classmethod
+    def _no_session_key(cls, metadata: dict[str, Any]) -> dict[str, Any]:
+        """A run a client starts is no session's turn (its resume would be saved to that
+        session): the key that names one is the server's to set."""
+        from deskwork.runtime.session import SESSION_KEY
+
+        if SESSION_KEY in metadata:
+            raise ValueError(f"metadata key {SESSION_KEY!r} is reserved for session turns")
+        return metadata
+
 
 class RunIn(BaseModel):
     """``POST /runs``."""

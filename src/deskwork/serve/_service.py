@@ -383,7 +383,7 @@ class RunService:
         check_decision(record, decision)
         self._resuming.add(run_id)
         try:
-            resume = self._resumer(record)
+            resume = self.resumer(record)
             task = asyncio.ensure_future(resume(checked_pause(record), decision))
             await _settle(task, lambda: self.record(run_id).status != "paused")  # claimed
         finally:
@@ -398,7 +398,7 @@ class RunService:
         self.track(run_id, task)
         return task
 
-    def _resumer(self, record: RunRecord) -> Callable[[Report, Any], Awaitable[Report]]:
+    def resumer(self, record: RunRecord) -> Callable[..., Awaitable[Report]]:
         """What resumes ``record``'s run: a session turn's session (which saves the rest of
         the turn to its history, as ``session.resume`` does), else the desk."""
         session_id = session_of(record.state.job if record.state is not None else None)
