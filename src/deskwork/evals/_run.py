@@ -110,7 +110,7 @@ async def _run_case(
         "name": name,
         "input": to_jsonable(case.job().input),
         "expected": to_jsonable(case.expected),
-        "metadata": case.metadata,
+        "metadata": to_jsonable(case.metadata),  # free-form: a label may be any object
     }
     try:
         report = await desk.arun(runner, case.job())

@@ -60,6 +60,7 @@ async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
 
 
 def _normalize(name: str, result: Any) -> Score:
+    result = _plain_scalar(result)
     if isinstance(result, Score):
         return result if result.name == name else result.model_copy(update={"name": name})
     if isinstance(result, bool):
@@ -72,6 +73,18 @@ def _normalize(name: str, result: Any) -> Score:
         passed=False,
         reason=f"scorer returned {result!r}; expected a Score, a bool or a number in [0, 1]",
     )
+
+
+def _plain_scalar(result: Any) -> Any:
+    """A NumPy (or PyTorch) scalar as the Python bool or number it holds: ``np.isclose(...)``
+    is a ``numpy.bool_``, not a ``bool``, and ``np.float32`` is no ``float``."""
+    if isinstance(result, Score | bool | int | float) or getattr(result, "shape", None) != ():
+        return result
+    item = getattr(result, "item", None)
+    try:
+        return item() if callable(item) else result
+    except Exception:  # not a scalar after all: judged as returned
+        return result
 
 
 def _verdict(name: str, ok: bool, reason: str) -> Score:
