@@ -64,6 +64,7 @@ def serve(
         or _bad_every(takeover_every)
         or _bad_queue(queue)
         or ("--drain must be 0 or more seconds" if drain < 0 else "")
+        or _off_main_thread()
     )
     if problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -102,37 +103,74 @@ def _serve(
     except ConfigurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from deskwork.runtime import _durable
+
+    with _stopped_by_signals() as stop:  # before the engine starts: it is always released
+        drain_seconds = 0  # refused before serving: no run of this worker to wait for
+        try:
+            executor_id, recovered = _start(desk, queue, concurrency, queue_concurrency, rate)
+            print(
+                f"deskwork worker {executor_id}: serving queue {queue!r}"
+                f" (recovered {len(recovered)} runs)",
+                flush=True,
+            )
+            _take_over_until(stop, desk, takeover_every)
+            drain_seconds = drain
+        except (ConfigurationError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        finally:
+            try:
+                _durable.release(desk, drain_seconds=drain_seconds)
+            finally:
+                desk.close()
+    return 0
+
+
+def _start(
+    desk: Any, queue: str, concurrency: int | None, across: int | None, rate: int | None
+) -> tuple[str, list[str]]:
+    """Start serving ``queue`` (its limits stored first); this worker's executor id and the
+    runs of dead workers it handed back."""
     from deskwork.runtime import _dbos_queue, _durable
 
-    try:
-        engine = _durable.engine_for(desk, queues=[])  # serve nothing until configured
-        settings = _settings(_durable, queue, concurrency, queue_concurrency, rate)
-        if settings is not None:
-            _durable.declare_queue(desk, settings)
-        engine.queue(queue)
-        engine.listen([queue])
-        # idle: polled up to every 0.45 s, not 0.2 s; so is the queue of recovered runs,
-        # whose poller here is woken when this worker hands runs back
-        _dbos_queue.back_off_while_idle(queue)
-        _dbos_queue.back_off_while_idle(_dbos_queue.RECOVERY_QUEUE)
-        recovered = _hand_back(desk)  # this worker's queue threads run them
-    except (ConfigurationError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        _durable.release(desk)
-        desk.close()
-        return 2
+    engine = _durable.engine_for(desk, queues=[])  # serve nothing until configured
+    settings = _settings(_durable, queue, concurrency, across, rate)
+    if settings is not None:
+        _durable.declare_queue(desk, settings)
+    engine.queue(queue)
+    engine.listen([queue])
+    # idle: polled up to every 0.45 s, not 0.2 s; so is the queue of recovered runs,
+    # whose poller here is woken when this worker hands runs back
+    _dbos_queue.back_off_while_idle(queue)
+    _dbos_queue.back_off_while_idle(_dbos_queue.RECOVERY_QUEUE)
+    return engine.executor_id, _hand_back(desk)  # this worker's queue threads run them
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[threading.Event]:
+    """An event SIGINT and SIGTERM set while the block runs; then their handlers are as they
+    were: a worker run in a process that goes on (a test, an application) left Ctrl-C
+    setting its dead event, and the process could no longer be interrupted."""
     stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.getsignal(signum) for signum in signals}
+    for signum in signals:
         signal.signal(signum, lambda *_: stop.set())
-    print(
-        f"deskwork worker {engine.executor_id}: serving queue {queue!r}"
-        f" (recovered {len(recovered)} runs)",
-        flush=True,
-    )
-    _take_over_until(stop, desk, takeover_every)
-    _durable.release(desk, drain_seconds=drain)
-    desk.close()
-    return 0
+    try:
+        yield stop
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _off_main_thread() -> str:
+    """Why the worker cannot serve from this thread (only the main thread can take the
+    signals that stop it: off it, installing them failed after the engine had started, and
+    the desk was never released), or ``""``."""
+    if threading.current_thread() is threading.main_thread():
+        return ""
+    return "a worker stops on SIGINT/SIGTERM, so it serves only from the main thread"
 
 
 def _bad_limits(*limits: int | None) -> str:
