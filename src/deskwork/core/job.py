@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Self, get_args
@@ -20,8 +21,8 @@ __all__ = [
     "ResponseSchema",
     "as_job",
     "load_schema",
-    "local_schema_class",
     "schema_path",
+    "unnamed_schema_class",
 ]
 
 if TYPE_CHECKING:
@@ -208,21 +209,35 @@ def schema_path(schema: Any) -> str | None:
     return f"<{schema!r}>"
 
 
-def local_schema_class(schema: Any) -> type | None:
-    """A class defined inside a function (``<locals>`` in its qualified name) that
-    ``schema`` is or holds (a ``TypeAdapter``'s type and its arguments: ``list[Answer]``);
-    ``None`` when there is none. Python pickles such a class's instances by no name."""
+def unnamed_schema_class(schema: Any) -> type | None:
+    """A class that ``schema`` is or holds (a ``TypeAdapter``'s type and its arguments:
+    ``list[Answer]``) and that cannot be found by its name; ``None`` when there is none.
+
+    The rule is pickle's: walking the class's qualified name from its module (as loaded)
+    must lead back to the class. It does not for a class defined inside a function, one
+    made by ``pydantic.create_model`` (not bound to its name in its module), or one
+    redefined or reloaded since; Python pickles the instances of none of them.
+    """
     from pydantic import TypeAdapter  # (not loaded by importing deskwork)
 
     if isinstance(schema, TypeAdapter):
         schema = getattr(schema, "_type", None)  # (the type it was made for)
-    if isinstance(schema, type) and "<locals>" in schema.__qualname__:
-        return schema
+    if isinstance(schema, type):
+        module = sys.modules.get(schema.__module__)
+        if _attribute_path(module, schema.__qualname__) is not schema:
+            return schema
     for arg in get_args(schema):
-        found = local_schema_class(arg)
+        found = unnamed_schema_class(arg)
         if found is not None:
             return found
     return None
+
+
+def _attribute_path(obj: Any, qualname: str) -> Any:
+    """The attribute of ``obj`` at the dotted ``qualname``; ``None`` when one is missing."""
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
 
 
 def load_schema(path: str | None) -> type[BaseModel] | None:
@@ -231,10 +246,8 @@ def load_schema(path: str | None) -> type[BaseModel] | None:
         return None
     module_name, qualname = path.split(":", 1)
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+        obj = _attribute_path(importlib.import_module(module_name), qualname)
+    except ImportError:
         return None
     if isinstance(obj, type) and issubclass(obj, BaseModel):
         return obj

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from deskwork._logs import get_stdlib_logger
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
 from deskwork.core.event import END_EVENT_BY_STATUS, RUN_END_EVENTS, Event, EventType
-from deskwork.core.job import Job, local_schema_class
+from deskwork.core.job import Job, unnamed_schema_class
 from deskwork.core.redact import describe_exception, redact, redact_model, redact_text
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError, RunnerNotRegisteredError
@@ -827,20 +827,24 @@ def release(desk: Desk, *, drain_seconds: int = 0) -> None:
 
 
 def check_schema(job: Job) -> None:
-    """Refuse a job whose response schema is (or holds) a class defined inside a function:
-    DBOS records each model call's result by pickling it, which fails for that class's
-    instances, so the run failed at its first model call with a pickling error.
+    """Refuse a job whose response schema is (or holds) a class Python cannot find by its
+    name (:func:`~deskwork.core.job.unnamed_schema_class`: defined inside a function, made
+    by ``create_model``, reloaded since): DBOS records each model call's result by pickling
+    it, which fails for that class's instances, so the run failed at its first model call
+    with a pickling error.
 
     Raises:
         ConfigurationError: naming the class, before anything is stored or queued.
     """
-    local = local_schema_class(job.response_schema)
-    if local is not None:
+    unnamed = unnamed_schema_class(job.response_schema)
+    if unnamed is not None:
         raise ConfigurationError(
-            f"the job's response_schema uses {local.__module__}.{local.__qualname__}, a class"
-            " defined inside a function: a durable run records each model call's result"
-            " (pickled), and Python can pickle only instances of a class it can import by"
-            f" name; define {local.__name__} at module level"
+            f"the job's response_schema uses {unnamed.__module__}.{unnamed.__qualname__}, a"
+            " class Python cannot find by that name (defined inside a function, made by"
+            " create_model, or redefined or reloaded since): a durable run records each"
+            " model call's result (pickled), and Python can pickle only instances of a class"
+            f" it can import by name; define {unnamed.__name__} at module level, under that"
+            " name"
         )
 
 
