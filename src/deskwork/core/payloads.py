@@ -112,6 +112,8 @@ class LLMFailedPayload:
     latency_ms: float
     error_type: str
     error_message: str
+    reply: str | None = None
+    """A structured output that failed validation: the model's last reply (redacted, bounded)."""
 
 
 @dataclass(slots=True)

@@ -105,15 +105,15 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
         response: ModelResponse = await call()
     except Exception as exc:
         latency = (time.perf_counter() - started) * 1000
-        run.emit(
-            EventType.LLM_FAILED,
-            {
-                "model": run.model,
-                "latency_ms": round(latency, 3),
-                "error_type": type(exc).__name__,
-                "error_message": exception_text(exc)[:2000],
-            },
-        )
+        payload = {
+            "model": run.model,
+            "latency_ms": round(latency, 3),
+            "error_type": type(exc).__name__,
+            "error_message": exception_text(exc)[:2000],
+        }
+        if isinstance(exc, StructuredOutputError) and exc.reply is not None:
+            payload["reply"] = exc.reply  # redacted and bounded by the error itself
+        run.emit(EventType.LLM_FAILED, payload)
         raise
     latency = (time.perf_counter() - started) * 1000
     run.add_usage(response.usage, response.cost, latency)
