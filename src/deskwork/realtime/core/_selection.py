@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from deskwork.realtime.core._records import TriggerType
 from deskwork.realtime.core.agent import BaseAgent
+from deskwork.utils import is_number
 
 __all__ = ["QUIET_REASONS", "match_keyword", "trigger_skip_reason"]
 
@@ -63,10 +64,24 @@ def _keyword_hit(keywords: list[str], metadata: Mapping[str, Any]) -> bool:
 
 
 def _silence_reached(threshold: float | None, metadata: Mapping[str, Any]) -> bool:
-    duration = metadata.get("silence_duration")
-    if threshold is None or not isinstance(duration, int | float):
+    """True when the agent has no threshold, the host gave no duration, or it is reached."""
+    duration = _seconds(metadata.get("silence_duration"))
+    if threshold is None or duration is None:
         return True
     return duration >= threshold
+
+
+def _seconds(value: Any) -> float | None:
+    """A duration the host gave: a number, or a numeric string (``"5"`` from a JSON or form
+    field, which used to count as no duration and ran the agent at any silence)."""
+    if is_number(value):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
 
 
 def _interval_elapsed(agent: BaseAgent, session_id: str) -> bool:

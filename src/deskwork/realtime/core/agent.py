@@ -103,7 +103,8 @@ class AgentConfig(BaseModel):
     trigger_keywords: list[str] = Field(default_factory=list)
     """Keywords for ``KEYWORD`` triggers (case-insensitive substrings)."""
     silence_threshold: float | None = Field(default=None, ge=0)
-    """For ``SILENCE``: run only when ``trigger_metadata["silence_duration"]`` reaches this."""
+    """For ``SILENCE``: run only when ``trigger_metadata["silence_duration"]`` (seconds, a
+    number or a numeric string) reaches this; a turn without a duration runs the agent."""
     trigger_interval: float | None = Field(default=None, gt=0)
     """For ``INTERVAL``: minimum seconds since this agent's last run in the session."""
     subscribed_events: list[str] = Field(default_factory=list)
