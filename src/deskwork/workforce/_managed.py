@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Selection",
+    "WorkerSelection",
     "mismatch",
     "resume",
     "select_worker",
@@ -53,6 +54,7 @@ __all__ = [
 STAGE_MANAGER = "manager"
 STAGE_WORKER = "worker"
 _ROSTER_CHARS = 300
+_WORKER_FIELD = "Name of the worker that should handle the task"
 
 Outcome = tuple[Report, RunState]
 
@@ -156,8 +158,23 @@ def _after_worker(
     return composite_outcome(wf, config, job, report, metrics=total, payload=payload, child=state)
 
 
-def selection_schema(names: list[str]) -> type[BaseModel]:
-    """The manager's response schema: one field, ``worker``.
+class WorkerSelection(BaseModel):
+    """The manager's answer: the name of the worker that should run the job.
+
+    The manager's response schema is a subclass made for its roster
+    (:func:`selection_schema`), which Python cannot import by name; its answers pickle as
+    this class, so a durable desk, which records each model call's result pickled, can
+    record the manager's.
+    """
+
+    worker: str = Field(description=_WORKER_FIELD)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WorkerSelection.model_validate, ({"worker": self.worker},))
+
+
+def selection_schema(names: list[str]) -> type[WorkerSelection]:
+    """The manager's response schema: a :class:`WorkerSelection` for this roster.
 
     The JSON schema lists the names as an ``enum`` (so providers constrain the reply), while
     validation accepts any string so a near miss still reaches the name-scan fallback.
@@ -165,12 +182,9 @@ def selection_schema(names: list[str]) -> type[BaseModel]:
     choices: list[JsonValue] = [*names]
     field: Any = (
         str,
-        Field(
-            description="Name of the worker that should handle the task",
-            json_schema_extra={"enum": choices},
-        ),
+        Field(description=_WORKER_FIELD, json_schema_extra={"enum": choices}),
     )
-    return create_model("WorkerSelection", worker=field)
+    return create_model("WorkerSelection", __base__=WorkerSelection, worker=field)
 
 
 def selection_job(workers: list[Worker], job: Job) -> Job:
