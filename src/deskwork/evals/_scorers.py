@@ -10,8 +10,8 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -22,6 +22,9 @@ from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, as_text, output_of
 from deskwork.exceptions import ConfigurationError
 from deskwork.utils import is_integer, to_jsonable
+
+if TYPE_CHECKING:
+    from deskwork.tools.base import Tool
 
 __all__ = [
     "Scorer",
@@ -200,12 +203,13 @@ class json_schema:
 
 
 class tool_called:
-    """The run called tool ``tool`` (at least ``times`` times; with ``arguments``: calls
-    whose arguments include those items; with ``succeeded``: calls that did not fail)."""
+    """The run called tool ``tool`` (a name, or the ``Tool`` itself; at least ``times``
+    times; with ``arguments``: calls whose arguments include those items; with
+    ``succeeded``: calls that did not fail)."""
 
     def __init__(
         self,
-        tool: str,
+        tool: str | Tool,
         *,
         arguments: dict[str, Any] | None = None,
         times: int = 1,
@@ -213,11 +217,15 @@ class tool_called:
     ) -> None:
         if not is_integer(times) or times < 1:
             raise ConfigurationError(f"tool_called: times must be an int >= 1, not {times!r}")
-        self.tool = tool
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise ConfigurationError(
+                f"tool_called: arguments must be a dict of argument values, not {arguments!r}"
+            )
+        self.tool = _tool_name(tool)
         self.arguments = arguments
         self.times = times
         self.succeeded = succeeded
-        self.name = f"tool_called:{tool}"
+        self.name = f"tool_called:{self.tool}"
 
     def __call__(self, case: EvalCase, report: Report) -> Score:
         count = max(self._from_calls(report), self._from_events(report))
@@ -245,6 +253,16 @@ class tool_called:
             return 0  # events carry no arguments
         wanted = EventType.TOOL_COMPLETED if self.succeeded else EventType.TOOL_STARTED
         return sum(1 for e in report.events if e.type == wanted and e.source == self.tool)
+
+
+def _tool_name(tool: Any) -> str:
+    """The name a run's calls of ``tool`` carry (a ``Tool`` is matched by its name)."""
+    from deskwork.tools.base import Tool
+
+    name = tool.name if isinstance(tool, Tool) else tool
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"tool_called: tool must be a tool name or a Tool, not {tool!r}")
+    return name
 
 
 def _short(value: Any, limit: int = 80) -> str:
