@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import threading
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,10 @@ __all__ = ["EventBus", "EventHandler"]
 
 EventHandler = Callable[[Event], Any]
 
+MAX_HANDLER_ERRORS = 1000
+"""How many handler errors a bus keeps (the most recent): each holds its exception and the
+exception's traceback frames, and a served desk's bus lives as long as the process."""
+
 
 class EventBus:
     """Routes events to handlers; collects handler errors instead of raising them."""
@@ -35,7 +40,7 @@ class EventBus:
     def __init__(self) -> None:
         self._handlers: dict[str, list[EventHandler]] = {}
         self._lock = threading.Lock()
-        self._errors: list[EventHandlerError] = []
+        self._errors: deque[EventHandlerError] = deque(maxlen=MAX_HANDLER_ERRORS)
         self._pending: set[asyncio.Future[Any]] = set()
         self._recorders: list[weakref.WeakMethod[EventHandler]] = []
 
@@ -164,7 +169,9 @@ class EventBus:
         self._record(event, exc, handler if handler is not None else "on_event")
 
     def get_errors(self) -> list[EventHandlerError]:
-        """Errors raised by handlers so far."""
+        """Errors raised by handlers (and recorders) so far, oldest first: the last
+        :data:`MAX_HANDLER_ERRORS` (1,000); older ones are dropped, and
+        :meth:`clear_errors` forgets them all."""
         with self._lock:
             return list(self._errors)
 

@@ -92,10 +92,14 @@ class ToolTimeoutError(DeskworkError):
 
 
 class EventHandlerError(DeskworkError):
-    """An event handler raised. Wraps the original exception."""
+    """An event handler raised. Wraps the original exception (``handler_error``, as it was
+    raised); the message describes it with secrets redacted, as the log line of the same
+    failure does."""
 
     def __init__(self, event_type: str, handler_error: BaseException) -> None:
-        super().__init__(f"handler for {event_type!r} failed: {handler_error!r}")
+        from deskwork.core.redact import describe_exception  # (it imports pydantic)
+
+        super().__init__(f"handler for {event_type!r} failed: {describe_exception(handler_error)}")
         self.event_type = event_type
         self.handler_error = handler_error
 
