@@ -42,19 +42,22 @@ class EventBus:
         self._lock = threading.Lock()
         self._errors: deque[EventHandlerError] = deque(maxlen=MAX_HANDLER_ERRORS)
         self._pending: set[asyncio.Future[Any]] = set()
-        self._recorders: list[weakref.WeakMethod[EventHandler]] = []
+        self._recorders: list[Callable[[], EventHandler | None]] = []
 
     def add_recorder(self, recorder: EventHandler) -> None:
         """Have ``recorder`` see each event given to :meth:`emit` or :meth:`aemit`, before
         the handlers do (not those given to :meth:`deliver`). A recorder that raises fails
         like a handler: the error is collected and the event still delivered.
 
-        ``recorder`` is a bound method, held weakly (a desk that records what is emitted on
-        a bus shared with others is not kept alive by it).
+        ``recorder`` is any callable taking the event. A bound method is held weakly (a
+        desk that records what is emitted on a bus shared with others is not kept alive by
+        it): it stops recording once its object is gone, so keep a reference to that
+        object. Any other callable (a function, a lambda, an object with ``__call__``) is
+        held as long as the bus.
         """
         with self._lock:  # (recorders of desks gone are dropped here)
             live = [ref for ref in self._recorders if ref() is not None]
-            self._recorders = [*live, weakref.WeakMethod(recorder)]
+            self._recorders = [*live, _held(recorder)]
 
     def subscribe(self, event_type: str, handler: EventHandler) -> None:
         """Call ``handler`` for events of ``event_type`` (or every event for ``"*"``)."""
@@ -195,6 +198,18 @@ class EventBus:
         if raise_on_error and errors:
             raise errors[0]
         return errors
+
+
+def _held(recorder: EventHandler) -> Callable[[], EventHandler | None]:
+    """How the bus holds ``recorder``: weakly if it is a bound method (of an object that
+    can be referenced weakly), else strongly; calling it gives the recorder, ``None`` once
+    a weakly held one's object is gone."""
+    if inspect.ismethod(recorder):
+        try:
+            return weakref.WeakMethod(recorder)
+        except TypeError:  # its object takes no weak reference (__slots__)
+            pass
+    return lambda: recorder
 
 
 LOGGER_NAME = "deskwork.events"
