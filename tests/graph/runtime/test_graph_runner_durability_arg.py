@@ -3,6 +3,7 @@ handed to LangGraph at the first run."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ def test_an_unknown_durability_is_refused_when_the_runner_is_built(bad: Any) -> 
 
 
 @pytest.mark.parametrize("durability", ["async", "sync", "exit"])
-def test_each_known_durability_runs(durability: Any) -> None:
-    desk = Desk(model="m")
+def test_each_known_durability_runs(durability: Any, tmp_path: Path) -> None:
+    desk = Desk(model="m", storage_dir=tmp_path)  # not .deskwork/ in the working directory
     report = desk.run(GraphRunner(_graph(), durability=durability), Job(input={"value": 2}))
     assert report.status == "completed", report.errors
