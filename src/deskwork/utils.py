@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import math
 import os
+import pickle
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ __all__ = [
     "model_json",
     "nan_as_null",
     "new_id",
+    "picklable",
     "to_jsonable",
     "utc_now",
 ]
@@ -140,6 +142,15 @@ def escape_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def picklable(value: Any) -> bool:
+    """Whether ``value`` pickles (a class: whether pickle finds it by its module and name)."""
+    try:
+        pickle.dumps(value)
+    except Exception:  # PicklingError, or what an object's own reduction raises
+        return False
+    return True
 
 
 def is_items(value: Any) -> bool:

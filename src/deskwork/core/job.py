@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Self, get_args
@@ -13,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from deskwork.core._model import DeskworkModel
 from deskwork.core.message import Message
 from deskwork.exceptions import ConfigurationError, StoreError
-from deskwork.utils import JSON_ATOMS, new_id, to_jsonable
+from deskwork.utils import JSON_ATOMS, new_id, picklable, to_jsonable
 
 __all__ = [
     "Brief",
@@ -213,19 +212,18 @@ def unnamed_schema_class(schema: Any) -> type | None:
     """A class that ``schema`` is or holds (a ``TypeAdapter``'s type and its arguments:
     ``list[Answer]``) and that cannot be found by its name; ``None`` when there is none.
 
-    The rule is pickle's: walking the class's qualified name from its module (as loaded)
-    must lead back to the class. It does not for a class defined inside a function, one
-    made by ``pydantic.create_model`` (not bound to its name in its module), or one
-    redefined or reloaded since; Python pickles the instances of none of them.
+    The test is pickle's own (a class pickles by reference: its module and qualified name
+    must lead back to it, ``NoneType`` and the like aside). It fails for a class defined
+    inside a function, one made by ``pydantic.create_model`` (not bound to its name in its
+    module), or one redefined or reloaded since; Python pickles the instances of none of
+    them.
     """
     from pydantic import TypeAdapter  # (not loaded by importing deskwork)
 
     if isinstance(schema, TypeAdapter):
         schema = getattr(schema, "_type", None)  # (the type it was made for)
-    if isinstance(schema, type):
-        module = sys.modules.get(schema.__module__)
-        if _attribute_path(module, schema.__qualname__) is not schema:
-            return schema
+    if isinstance(schema, type) and not picklable(schema):
+        return schema
     for arg in get_args(schema):
         found = unnamed_schema_class(arg)
         if found is not None:

@@ -34,7 +34,7 @@ from deskwork.core.redact import (
     rewrite_exception,
 )
 from deskwork.exceptions import DeskworkError
-from deskwork.utils import to_jsonable
+from deskwork.utils import picklable, to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.core.event import Event
@@ -150,18 +150,10 @@ async def _forward(
                 await step
 
 
-def _picklable(value: Any) -> bool:
-    try:
-        pickle.dumps(value)
-    except Exception:
-        return False
-    return True
-
-
 def _storable_response(response: ModelResponse) -> ModelResponse:
     """``response`` as DBOS can checkpoint it: the provider's raw object is dropped if it
     does not pickle (it is never stored or shown anyway)."""
-    if response.raw is None or _picklable(response):
+    if response.raw is None or picklable(response):
         return response
     return response.model_copy(update={"raw": None})
 
@@ -198,10 +190,10 @@ def _storable_result(result: ToolResult) -> ToolResult:
     secret (:func:`_keeps_no_secret`) is dropped (its type name and redacted message stay),
     and data that does not pickle is kept as JSON."""
     exc = result.original_exception
-    if _picklable(result) and (exc is None or _keeps_no_secret(exc)):
+    if picklable(result) and (exc is None or _keeps_no_secret(exc)):
         return result
     result = result.model_copy(update={"original_exception": None})
-    if _picklable(result):
+    if picklable(result):
         return result
     return result.model_copy(update={"data": to_jsonable(result.data)})
 
@@ -329,7 +321,7 @@ async def call_step(name: str, call: Callable[[], Awaitable[Any]]) -> Any:
             result = await call()
         except Exception as exc:
             raise _storable_error(exc) from None
-        if not _picklable(result):
+        if not picklable(result):
             raise StepFailedError(
                 "UnserializableResult",
                 f"the result of step {name} ({type(result).__name__}) cannot be checkpointed:"
