@@ -64,9 +64,14 @@ class RunConfig:
     respect_context_window: bool = True
     """Summarize and retry on context-limit errors (reactive compaction)."""
     max_context_messages: int | None = None
-    """Summarize before a call when history exceeds this many messages (proactive): at
-    least 5, the summary and the ``SUMMARY_TAIL_MESSAGES`` (4) recent messages it keeps
-    (whole tool-call groups, after the leading system messages, which are kept too)."""
+    """Summarize before a model call when the history has more than this many messages
+    (proactive compaction); at least 5. The limit starts compaction; it does not cap what
+    compaction keeps: the leading system messages (the worker's instructions, a memory
+    context), one summary, and the ``SUMMARY_TAIL_MESSAGES`` (4) most recent messages,
+    reaching further back when the oldest of them is a tool result (a call and its results
+    stay together). So right after a compaction the history has 5 messages, plus the
+    leading system messages, plus the rest of a tool-call group; while that is over the
+    limit, each model call that finds older messages makes a summary call first."""
     default_model: str | None = None
     """Model for workers without their own model."""
     model: str | None = None
@@ -102,8 +107,10 @@ class RunConfig:
 def check_max_context_messages(limit: object) -> None:
     """Refuse a ``max_context_messages`` that proactive compaction could not keep to.
 
-    Compaction keeps a summary and the ``SUMMARY_TAIL_MESSAGES`` most recent messages, so
-    a smaller limit would be exceeded right after every compaction.
+    Compaction keeps a summary and the ``SUMMARY_TAIL_MESSAGES`` most recent messages
+    (besides the leading system messages, which it keeps too: see
+    ``RunConfig.max_context_messages``), so a smaller limit would be exceeded right after
+    every compaction.
 
     Raises:
         ConfigurationError: ``limit`` is not ``None`` nor a whole number of at least

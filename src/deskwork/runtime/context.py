@@ -2,8 +2,10 @@
 
 Reactive compaction runs when a model call fails with a context-limit error; proactive
 compaction runs before a call when history exceeds ``max_context_messages``. Both keep
-leading system messages and the most recent messages, never splitting an assistant
-tool-call message from its tool results.
+the leading system messages, a summary of the rest and the ``SUMMARY_TAIL_MESSAGES`` most
+recent messages, never splitting an assistant tool-call message from its tool results: the
+limit starts a compaction, and the leading system messages and a tool-call group can leave
+the history over it afterwards.
 """
 
 from __future__ import annotations
