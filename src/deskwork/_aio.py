@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["gather_or_cancel", "run_events"]
+__all__ = ["gather_or_cancel", "run_events", "task_cancelling"]
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -31,6 +31,16 @@ async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+def task_cancelling() -> bool:
+    """Whether the running task itself is being cancelled (``Task.cancelling()``), rather
+    than a ``CancelledError`` coming out of something it awaited (a future or a request that
+    someone else cancelled), which is that awaited work's failure, not a stop of the task."""
+    import asyncio
+
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
 
 
 async def run_events(

@@ -7,6 +7,7 @@ A scorer is any callable ``(case, report) -> Score | bool | float`` (or an async
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import re
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from deskwork._aio import task_cancelling
 from deskwork._extras import require
 from deskwork.core.event import EventType
 from deskwork.core.redact import describe_exception
@@ -55,10 +57,14 @@ async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
         result = scorer(case, report)
         if inspect.isawaitable(result):
             result = await result
-    except Exception as exc:  # a broken scorer fails its case, never the eval
-        return Score(
-            name=name, value=0.0, passed=False, reason=f"scorer raised {describe_exception(exc)}"
-        )
+    except (Exception, asyncio.CancelledError) as exc:  # a broken scorer fails its case
+        if isinstance(exc, asyncio.CancelledError):
+            if task_cancelling():
+                raise  # the eval is cancelled, not just something the scorer awaited
+            why = "CancelledError: something it awaited was cancelled"
+        else:
+            why = describe_exception(exc)
+        return Score(name=name, value=0.0, passed=False, reason=f"scorer raised {why}")
     return _normalize(name, result)
 
 

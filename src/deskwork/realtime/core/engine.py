@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from deskwork._aio import gather_or_cancel
+from deskwork._aio import gather_or_cancel, task_cancelling
 from deskwork._logs import get_stdlib_logger
 from deskwork.collaboration._blackboard import copy_json
 from deskwork.core.job import Job
@@ -569,7 +569,7 @@ class AgentEngine:
             if response is not None:
                 response = normalize_response(response, agent.config.id)
         except (Exception, asyncio.CancelledError) as exc:
-            if isinstance(exc, asyncio.CancelledError) and _task_cancelled():
+            if isinstance(exc, asyncio.CancelledError) and task_cancelling():
                 raise  # the turn is cancelled, not just something the agent awaited
             error = _agent_error(agent, exc, timeout if deadline.expired() else None)
             await notifier.agent_failed(turn, phase, agent, error, time.perf_counter() - started)
@@ -691,13 +691,6 @@ def _phase_state(host: AgentContext, snapshot: Blackboard) -> dict[str, Any]:
 def _phase_trigger(turn: Turn, phase: int) -> TriggerType:
     """The trigger agents of ``phase`` see: the turn's in phase 1, ``EVENT`` after."""
     return turn.trigger_type if phase == 1 else TriggerType.EVENT
-
-
-def _task_cancelled() -> bool:
-    """Whether the running task itself is being cancelled (the turn, a barge-in), rather than
-    a ``CancelledError`` coming out of work the agent awaited (a future someone cancelled)."""
-    task = asyncio.current_task()
-    return task is None or task.cancelling() > 0
 
 
 def _agent_error(agent: BaseAgent, error: BaseException, expired: float | None) -> BaseException:
