@@ -22,6 +22,8 @@ report with ``errors``. These classes are raised by lower-level APIs and by misu
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ConfigurationError",
     "ContextLimitError",
@@ -41,6 +43,19 @@ __all__ = [
 
 class DeskworkError(Exception):
     """Base class of every deskwork error."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as it is (``args`` and attributes), not by calling ``__init__`` again: a
+        subclass whose ``__init__`` takes other arguments than its message (``run_id``, a
+        handler's error) failed to unpickle, or rebuilt its message around the message, when
+        it crossed a process (a durable step's record, a process-isolated tool)."""
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(cls: type[DeskworkError], args: tuple[Any, ...]) -> DeskworkError:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class ContextLimitError(DeskworkError):

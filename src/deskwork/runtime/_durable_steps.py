@@ -206,9 +206,6 @@ class StepFailedError(DeskworkError):
         super().__init__(f"{exception_type}: {message}")
         self.exception_type = exception_type
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.exception_type, str(self).split(": ", 1)[-1]))
-
 
 def _storable_error(exc: Exception) -> Exception:
     """``exc`` as DBOS checkpoints it (pickled into its database): itself, with any secret in
