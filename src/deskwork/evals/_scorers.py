@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from deskwork._aio import task_cancelling
 from deskwork._extras import require
 from deskwork.core.event import EventType
-from deskwork.core.redact import describe_exception
+from deskwork.core.redact import describe_exception, redact_text, redacted_preview
 from deskwork.core.report import Report
 from deskwork.evals._case import EvalCase, Score, as_text, output_of
 from deskwork.exceptions import ConfigurationError
@@ -70,8 +70,9 @@ async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
 
 def _normalize(name: str, result: Any) -> Score:
     result = _plain_scalar(result)
-    if isinstance(result, Score):
-        return result if result.name == name else result.model_copy(update={"name": name})
+    if isinstance(result, Score):  # its reason is printed (the table, CI logs): no secrets
+        reason = None if result.reason is None else redact_text(result.reason)
+        return result.model_copy(update={"name": name, "reason": reason})
     if isinstance(result, bool):
         return Score(name=name, value=float(result), passed=result)
     if isinstance(result, int | float) and 0.0 <= float(result) <= 1.0:
@@ -80,7 +81,7 @@ def _normalize(name: str, result: Any) -> Score:
         name=name,
         value=0.0,
         passed=False,
-        reason=f"scorer returned {result!r}; expected a Score, a bool or a number in [0, 1]",
+        reason=f"scorer returned {_short(result)}; expected a Score, a bool or a number in [0, 1]",
     )
 
 
@@ -272,5 +273,7 @@ def _tool_name(tool: Any) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
+    """``value`` as a reason shows it: secrets redacted before it is cut (a cut key would
+    not be recognized), at most ``limit`` characters."""
     text = repr(value) if not isinstance(value, str) else repr(" ".join(value.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return redacted_preview(text, limit)
