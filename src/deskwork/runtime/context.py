@@ -70,12 +70,12 @@ def model_is_registered(model: str) -> bool:
 
 
 def _split(
-    messages: list[Message], tail: int
+    messages: list[Message], limit: int | None
 ) -> tuple[list[Message], list[Message], list[Message]]:
     head_end = 0
     while head_end < len(messages) and messages[head_end].role == "system":
         head_end += 1
-    start = max(head_end, len(messages) - tail)
+    start = max(head_end, len(messages) - _tail_size(messages[:head_end], limit))
     # never start the kept tail with tool results: include the call that produced them
     while start > head_end and messages[start].role == "tool":
         start -= 1
@@ -86,6 +86,16 @@ def _split(
     head = [m for m in messages[:head_end] if m.metadata.get("deskwork") != SUMMARY_MARKER]
     earlier = [m for m in messages[:head_end] if m.metadata.get("deskwork") == SUMMARY_MARKER]
     return head, [*earlier, *messages[head_end:start]], messages[start:]
+
+
+def _tail_size(system: list[Message], limit: int | None) -> int:
+    """How many recent messages a compaction keeps: ``SUMMARY_TAIL_MESSAGES``, fewer when
+    with the leading ``system`` messages it keeps (not an earlier summary: that is
+    summarized again) and the new summary they would be more than ``limit``; at least one."""
+    if limit is None:
+        return SUMMARY_TAIL_MESSAGES
+    kept = sum(1 for message in system if message.metadata.get("deskwork") != SUMMARY_MARKER)
+    return max(1, min(SUMMARY_TAIL_MESSAGES, limit - kept - 1))
 
 
 def _render(messages: list[Message]) -> str:
@@ -129,13 +139,16 @@ async def _summarize(adapter: BaseModelAdapter, model: str, text: str) -> str:
 
 
 async def compact_messages(
-    adapter: BaseModelAdapter, model: str, messages: list[Message]
+    adapter: BaseModelAdapter, model: str, messages: list[Message], *, limit: int | None = None
 ) -> tuple[list[Message], int, int] | None:
     """Summarize older messages. Returns ``(new_messages, summarized, kept)`` or ``None``.
 
-    ``None`` means there was nothing old enough to summarize.
+    Keeps the leading system messages, a summary and the ``SUMMARY_TAIL_MESSAGES`` most
+    recent messages; with ``limit``, fewer recent ones when all of them would be more than
+    ``limit`` (at least one; a tool-call group is kept whole). ``None`` means there was
+    nothing old enough to summarize.
     """
-    head, middle, tail = _split(messages, SUMMARY_TAIL_MESSAGES)
+    head, middle, tail = _split(messages, limit)
     if not middle:
         return None
     summary = await _summarize(adapter, model, _render(middle))
