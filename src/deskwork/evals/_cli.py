@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from deskwork.cli._target import load_attribute
-from deskwork.core.redact import describe_exception, exception_text
+from deskwork.core.redact import describe_exception, exception_text, redact
 from deskwork.evals._case import EvalCase
 from deskwork.evals._run import evaluate
 from deskwork.exceptions import ConfigurationError
@@ -59,7 +59,7 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         data = {"summary": result.summary(), "cases": result.model_dump(mode="json")["cases"]}
-        print(json.dumps(data, indent=2, default=str))
+        print(json.dumps(redact(data), indent=2, default=str))  # printed into CI logs
     else:
         print(result.table())
     if result.pass_rate < args.threshold:
