@@ -29,7 +29,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from deskwork.adapters import _seam as seam
 from deskwork.adapters.base import BaseModelAdapter, ModelResponse
-from deskwork.core.redact import exception_text
 from deskwork.exceptions import ConfigurationError, DeskworkError
 from deskwork.utils import check_seconds, is_integer
 
@@ -177,19 +176,21 @@ class LLMClient:
     ) -> LLMResult:
         """Like :meth:`generate_json`, returning the whole :class:`LLMResult` (never raises)."""
         result = LLMResult(model=model)
+        limit = timeout if timeout is not None else self.timeout
+        deadline = asyncio.timeout(limit)
         try:
-            reply = await self._call(
-                model, messages, max_tokens, timeout, reasoning_effort, extra_params or {}
-            )
+            async with deadline:
+                reply = await self._call(
+                    model, messages, max_tokens, reasoning_effort, extra_params or {}
+                )
             result.content, result.usage = reply.content, dict(reply.usage or {})
             result.model = reply.model or model
             result.parsed = load_json_object(reply.content)
         except asyncio.CancelledError:
             raise
-        except TimeoutError as exc:
-            limit = timeout if timeout is not None else self.timeout
-            plain = TimeoutError(f"model call timed out after {limit}s")
-            result.error = exc if exception_text(exc) else plain
+        except TimeoutError as exc:  # the provider's own timeout is reported as it came
+            expired = deadline.expired()
+            result.error = TimeoutError(f"model call timed out after {limit}s") if expired else exc
         except Exception as exc:
             result.error = exc
         _LAST.set(result)
@@ -200,7 +201,6 @@ class LLMClient:
         model: str,
         messages: list[dict[str, Any]],
         max_tokens: int | None,
-        timeout: float | None,
         reasoning_effort: str | None,
         extra: dict[str, Any],
     ) -> ModelResponse:
@@ -210,20 +210,18 @@ class LLMClient:
             kwargs.setdefault("response_format", _JSON_MODE)
             if reasoning_effort is not None:
                 kwargs["reasoning_effort"] = reasoning_effort
-        limit = timeout if timeout is not None else self.timeout
-        async with asyncio.timeout(limit):
-            return await seam.aresponse(
-                adapter,
-                model=model,
-                messages=messages,
-                tools=None,
-                tool_choice=None,
-                max_tokens=max_tokens if max_tokens is not None else self.max_tokens,
-                stream=False,
-                stream_options=None,
-                drop_params=True,
-                **kwargs,
-            )
+        return await seam.aresponse(
+            adapter,
+            model=model,
+            messages=messages,
+            tools=None,
+            tool_choice=None,
+            max_tokens=max_tokens if max_tokens is not None else self.max_tokens,
+            stream=False,
+            stream_options=None,
+            drop_params=True,
+            **kwargs,
+        )
 
 
 def _check_client(adapter: Any, provider: Any, timeout: Any, max_tokens: Any) -> None:
