@@ -172,7 +172,9 @@ async def _reply(run: WorkerRun, params: dict[str, Any], stream: bool) -> ModelR
 async def _compact(run: WorkerRun) -> bool | Failure:
     """Summarize older history; ``False`` if there was nothing to summarize."""
     try:
-        compacted = await compact_messages(run.config.adapter, run.model, run.messages)
+        compacted = await compact_messages(
+            run.config.adapter, run.model, run.messages, limit=run.config.max_context_messages
+        )
     except Exception as exc:  # the summary call itself failed
         return Failure(f"context compaction failed: {describe_exception(exc)}")
     if compacted is None:

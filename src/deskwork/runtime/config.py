@@ -65,13 +65,12 @@ class RunConfig:
     """Summarize and retry on context-limit errors (reactive compaction)."""
     max_context_messages: int | None = None
     """Summarize before a model call when the history has more than this many messages
-    (proactive compaction); at least 5. The limit starts compaction; it does not cap what
-    compaction keeps: the leading system messages (the worker's instructions, a memory
-    context), one summary, and the ``SUMMARY_TAIL_MESSAGES`` (4) most recent messages,
-    reaching further back when the oldest of them is a tool result (a call and its results
-    stay together). So right after a compaction the history has 5 messages, plus the
-    leading system messages, plus the rest of a tool-call group; while that is over the
-    limit, each model call that finds older messages makes a summary call first."""
+    (proactive compaction); at least 5. A compaction keeps the leading system messages (the
+    worker's instructions, a memory context), one summary and the most recent messages:
+    ``SUMMARY_TAIL_MESSAGES`` (4), fewer when that would leave more than the limit (at
+    least one). The history stays over the limit only when the leading system messages
+    alone nearly fill it, or when the oldest kept message is a tool result (a call and its
+    results stay together)."""
     default_model: str | None = None
     """Model for workers without their own model."""
     model: str | None = None

@@ -3,9 +3,8 @@
 Reactive compaction runs when a model call fails with a context-limit error; proactive
 compaction runs before a call when history exceeds ``max_context_messages``. Both keep
 the leading system messages, a summary of the rest and the ``SUMMARY_TAIL_MESSAGES`` most
-recent messages, never splitting an assistant tool-call message from its tool results: the
-limit starts a compaction, and the leading system messages and a tool-call group can leave
-the history over it afterwards.
+recent messages (fewer when that would leave more than ``max_context_messages``), never
+splitting an assistant tool-call message from its tool results.
 """
 
 from __future__ import annotations
