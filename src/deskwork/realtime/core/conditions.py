@@ -18,7 +18,9 @@ loading (``parse(raw, log=...)``) warns and keeps the broken rule as one that ev
 Evaluation never raises:
 
 - A rule on a missing key is false, except ``not_exists`` and ``empty`` (which are true).
-- A type mismatch (``"a" > 3``) is false.
+- A type mismatch (``"a" > 3``) is false; a number and a numeric text (``5 >= "3"``, a
+  value a database kept as text) compare as numbers in ``gt``/``gte``/``lt``/``lte`` and
+  ``mod``.
 - ``exists`` tests truthiness; ``present`` tests presence only (``0`` and ``""`` pass).
 - For a queue, a numeric comparison (``gt``, ``eq`` ... with a number) compares its length.
 """
@@ -99,6 +101,8 @@ def _parse_rule(raw: Any, where: str) -> dict[str, Any]:
         raise AgentConfigurationError(
             f"{where}: unknown operator {op!r}; expected one of {', '.join(OPERATORS)}"
         )
+    if op == "mod":  # a database's numeric text ("5") is the number, as in configs
+        raw = {k: _numeric(v) if k in ("value", "result") else v for k, v in raw.items()}
     _check_value(op, raw, where)
     fields = {"source": source, "key": key, "op": op, "value": raw.get("value")}
     if op == "mod":
@@ -321,6 +325,7 @@ def _compare(rule: ConditionRule, found: bool, actual: Any) -> bool:
     if op == "neq":
         return bool(actual != expected)
     if op in _ORDERING:
+        actual, expected = _comparable(actual, expected)
         return actual is not None and _ORDERING[op](actual, expected)
     if op == "in":
         return actual in expected
@@ -329,4 +334,27 @@ def _compare(rule: ConditionRule, found: bool, actual: Any) -> bool:
     if op == "contains":
         return isinstance(actual, str | list | dict) and expected in actual
     # mod
+    actual = _numeric(actual)
     return is_number(actual) and actual % expected == rule.result
+
+
+def _numeric(value: Any) -> Any:
+    """``value``, or the finite number a text holds (``"5"``, ``" 0.5 "``): numbers that a
+    database, a form or JSON kept as text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return value
+    if not math.isfinite(number):
+        return value
+    return int(number) if number.is_integer() and "." not in value else number
+
+
+def _comparable(actual: Any, expected: Any) -> tuple[Any, Any]:
+    """A number and a numeric text compared as two numbers (``5 >= "3"`` could never hold);
+    two texts still compare as texts."""
+    if is_number(actual) != is_number(expected):
+        return _numeric(actual), _numeric(expected)
+    return actual, expected
