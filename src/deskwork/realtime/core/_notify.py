@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from deskwork._aio import task_cancelling
 from deskwork._logs import get_stdlib_logger
 from deskwork.core.event import Event as BusEvent
 from deskwork.core.redact import describe_exception, exception_text, redact
@@ -71,7 +72,9 @@ class Notifier:
                     name,
                     self.hook_timeout,
                 )
-            except Exception:
+            except (Exception, asyncio.CancelledError) as exc:
+                if isinstance(exc, asyncio.CancelledError) and task_cancelling():
+                    raise  # the turn is cancelled, not just something the hook awaited
                 logger.warning(
                     "realtime callback %s.%s failed", type(callback).__name__, name, exc_info=True
                 )
