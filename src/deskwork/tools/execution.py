@@ -7,6 +7,7 @@ failure of the tool: it goes on up and stops the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -178,10 +179,9 @@ async def _call_with_retries(
 
     The post-hooks see each attempt's result and the pre-hooks run again before each retry
     (the first attempt's ran before validation). A hook that raises ends the call with its
-    failure: no further attempt.
+    failure: no further attempt. ``cancel_event`` set during the wait between attempts ends
+    the wait: the call's result is then the cancelled one, and no pre-hook runs for it.
     """
-    import asyncio
-
     attempt = 0
     while True:
         result = await _call_once(tool, arguments, cancel_event, pool)
@@ -190,11 +190,24 @@ async def _call_with_retries(
             return hook_failure
         if result.error is None or result.cancelled or attempt >= tool.retries:
             return result
-        await asyncio.sleep(tool.retry_delay * (2**attempt))
+        await _backoff(tool.retry_delay * (2**attempt), cancel_event)
         attempt += 1
+        if cancel_event is not None and cancel_event.is_set():
+            continue  # _call_once answers cancelled, for an attempt that never starts
         failure = await _run_pre_hooks(tool, call) if tool.pre else None
         if failure is not None:
             return await _run_post_hooks(tool, call, failure)
+
+
+async def _backoff(seconds: float, cancel_event: asyncio.Event | None) -> None:
+    """Wait ``seconds`` before a retry, or until ``cancel_event`` is set."""
+    import asyncio
+
+    if cancel_event is None:
+        await asyncio.sleep(seconds)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(cancel_event.wait(), seconds)
 
 
 async def _call_once(
