@@ -21,10 +21,11 @@ QUIET_REASONS: Final = frozenset({"trigger_type_mismatch", "not_allowed"})
 
 
 def match_keyword(keywords: Iterable[str], text: str) -> str | None:
-    """Return the first of ``keywords`` found in ``text`` (case-insensitive), or ``None``."""
-    lowered = text.lower()
+    """Return the first of ``keywords`` found in ``text`` (case-insensitive, by Unicode case
+    folding: "Straße" is found in "STRASSE"), or ``None``."""
+    folded = text.casefold()
     for keyword in keywords:
-        if keyword and keyword.lower() in lowered:
+        if keyword and keyword.casefold() in folded:
             return keyword
     return None
 
