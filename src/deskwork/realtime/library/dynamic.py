@@ -168,8 +168,9 @@ class DynamicAgent(BaseAgent):
         """The system and user messages for ``context`` (renders the template)."""
         override = context.agent_config_overrides.get(self.config.id)
         turns = self.settings.llm.context_turns
-        if override is not None:
-            turns = override.context_turns(turns) or len(context.recent_segments)
+        if override is not None:  # None: the whole transcript; 0 from the config stays none
+            chosen = override.context_turns(turns)
+            turns = len(context.recent_segments) if chosen is None else chosen
         variables = template_variables(
             context,
             agent_id=self.config.id,
