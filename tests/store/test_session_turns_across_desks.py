@@ -185,3 +185,18 @@ def test_a_turn_sent_after_two_overlapped_a_pause_keeps_the_paused_call(tmp_path
         ("assistant", "two"),
     ]
     desk.close()
+
+
+def test_a_tool_result_whose_call_was_summarized_is_not_sent() -> None:
+    from deskwork.core.tool_call import ToolCall
+    from deskwork.runtime.session import _without_open_calls
+
+    call = ToolCall(id="c1", name="act", arguments={})
+    history = [
+        Message(role="assistant", content="summary"),
+        Message(role="tool", content="did it", tool_call_id="c0"),  # its call: summarized
+        Message(role="assistant", content=None, tool_calls=[call]),
+        Message(role="tool", content="ok", tool_call_id="c1"),
+        Message(role="assistant", content="done"),
+    ]
+    assert _without_open_calls(history) == [history[0], *history[2:]]

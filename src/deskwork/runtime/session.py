@@ -335,19 +335,22 @@ def session_of(job: dict[str, Any] | None) -> str | None:
 
 def _without_open_calls(history: list[Message]) -> list[Message]:
     """``history`` without a paused turn's tool calls (an assistant message with a call no
-    tool message answers yet, and the answers to its other calls): a provider refuses a call
-    with no answer, so a turn sent while another is paused would fail; that turn's resume
-    saves them back in place."""
+    tool message answers yet, and the answers to its other calls), nor tool results whose
+    call is not in it (a turn that compacted the history while another was paused summarized
+    the call): a provider refuses a call with no answer and an answer with no call, so the
+    turn would fail. A paused turn's resume saves its calls back in place."""
     answered = {m.tool_call_id for m in history if m.role == "tool"}
+    called = {call.id for m in history for call in m.tool_calls or ()}
     open_ids: set[str | None] = set()
     for m in history:
         if m.tool_calls and any(call.id not in answered for call in m.tool_calls):
             open_ids.update(call.id for call in m.tool_calls)
-    if not open_ids:
+    orphans = answered - called  # results whose call a compaction summarized away
+    if not open_ids and not orphans:
         return history
     return [
         m
         for m in history
         if not (m.tool_calls and m.tool_calls[0].id in open_ids)
-        and not (m.role == "tool" and m.tool_call_id in open_ids)
+        and not (m.role == "tool" and m.tool_call_id in open_ids | orphans)
     ]
