@@ -161,7 +161,8 @@ def _stopped_by_signals() -> Iterator[threading.Event]:
         yield stop
     finally:
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            # None: a handler Python did not install (an embedding host's); the default then
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _off_main_thread() -> str:
