@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from deskwork._aio import gather_or_cancel
 from deskwork.core.event import EventType
 from deskwork.core.pending import PendingAction
+from deskwork.core.redact import REDACTED
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._answers import answer_schema
@@ -30,6 +32,10 @@ __all__ = [
 PREVIEW_CHARS = 200
 DECLINED = "Tool execution declined"
 SKIPPED = "Tool call skipped: the run paused for an earlier tool call in the same turn"
+REDACTED_ARGUMENTS = (
+    "Tool call not run: its arguments held a secret, which the run store does not keep"
+    f" ({REDACTED} in its place), and the run was resumed from the store; call the tool again"
+)
 _DECLINE_WORDS = {"no", "n", "decline", "declined", "deny", "denied", "cancel", "reject", "false"}
 
 
@@ -277,7 +283,9 @@ async def resume_pending(
     result as is (a swarm uses this to reject a target); any other decision runs the tool.
 
     Calls completed before the pause keep their stored results (they are never re-run);
-    calls after the pending one keep the "skipped" error they received at the pause.
+    calls after the pending one keep the "skipped" error they received at the pause. A call
+    whose arguments lost a secret to the run store's redaction (a run resumed from the store)
+    is not run: its result is the ``RedactedArguments`` error.
     """
     calls = _turn_calls(run)
     call = next((c for c in calls if c.id == action.tool_call.id), None)
@@ -286,18 +294,18 @@ async def resume_pending(
     if call.name not in run.tools:
         return Failure(f"pending tool {call.name!r} is not available to worker {run.worker.name!r}")
     tool = run.tools[call.name]
-    if action.type == "confirmation" and not is_approved(decision):
+    takes_answer = tool.effective_input_key in tool.input_model.model_fields
+    if _declined(action, decision):
         _decline(run, call)
+    elif action.type == "user_input" and not takes_answer:
+        _answer(run, call, tool, decision)  # no parameter takes the answer: it is the result
+    elif action.type != "handoff" and REDACTED in json.dumps(call.arguments, default=str):
+        _refuse_redacted(run, call)
     elif action.type == "user_input":
-        if decision is None:
-            _decline(run, call)
-        elif tool.effective_input_key in tool.input_model.model_fields:
-            request = call.model_copy(
-                update={"arguments": {**call.arguments, tool.effective_input_key: decision}}
-            )
-            await execute_call(run, call, request)
-        else:  # the function has no parameter to take the answer: the answer is its result
-            _answer(run, call, tool, decision)
+        request = call.model_copy(
+            update={"arguments": {**call.arguments, tool.effective_input_key: decision}}
+        )
+        await execute_call(run, call, request)
     elif action.type == "handoff" and isinstance(decision, ToolResult):
         call.result = decision  # the orchestrator answered the handoff (accepted or rejected)
         _emit_result(run, call, decision)
@@ -311,6 +319,21 @@ def _answer(run: WorkerRun, call: ToolCall, tool: Tool, decision: Any) -> None:
     """The person's answer as the call's result, for a user-input tool without a parameter
     named its input key (``ask(question)``): the function is not called."""
     call.result = _storable(call.name, tool_result_from_value(tool, decision))
+    _emit_result(run, call, call.result)
+
+
+def _declined(action: PendingAction, decision: Any) -> bool:
+    """Whether ``decision`` declines a confirmation or leaves a question unanswered."""
+    if action.type == "confirmation":
+        return not is_approved(decision)
+    return action.type == "user_input" and decision is None
+
+
+def _refuse_redacted(run: WorkerRun, call: ToolCall) -> None:
+    """Fail a paused call whose stored arguments lost a secret: the run store keeps none, so
+    a run resumed from it (another process, a restart) would call the tool with the
+    ``<redacted>`` placeholder in place of the secret."""
+    call.result = ToolResult(error=REDACTED_ARGUMENTS, exception_type="RedactedArguments")
     _emit_result(run, call, call.result)
 
 
