@@ -94,6 +94,9 @@ DEFAULT_TOOL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 _MAX_TOOL_PAGES = 100
 _CONNECTION_CLOSED = -32000
+"""The code of the error the MCP SDK makes up for a request the connection lost. Servers send
+it too (JSON-RPC's generic server error), so :func:`_connection_lost` also reads the text."""
+_LOST_MESSAGES = ("Connection closed", "SSE stream ")
 _log = get_stdlib_logger(__name__)
 
 
@@ -480,7 +483,7 @@ class _Connection:
         try:
             result = await session.call_tool(name, arguments)
         except Exception as exc:
-            if getattr(exc, "code", None) == _CONNECTION_CLOSED or self.session is None:
+            if _connection_lost(exc) or self.session is None:
                 message = (
                     f"MCP server {self.label} went away during the call to {name!r}"
                     f" (it exited or the connection dropped): {_describe(exc)}"
@@ -496,6 +499,14 @@ class _Connection:
             self._stop.set()
         if self._task is not None:
             await self._task
+
+
+def _connection_lost(exc: Exception) -> bool:
+    """Whether ``exc`` is the SDK's error for a request whose connection closed or dropped,
+    not an error the server answered with (which may have the same code)."""
+    if getattr(exc, "code", None) != _CONNECTION_CLOSED or getattr(exc, "data", None) is not None:
+        return False
+    return str(getattr(exc, "message", "")).startswith(_LOST_MESSAGES)
 
 
 async def _list_remote_tools(session: ClientSession) -> list[RemoteTool]:
