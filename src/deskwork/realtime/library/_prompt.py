@@ -8,7 +8,9 @@ Prompt text comes from a database, so templates are untrusted:
 - they only ever see plain JSON data (dicts, lists, strings, numbers), never live objects;
 - nothing a template does can allocate gigabytes or spin for minutes: ``*`` and ``**``
   are capped, so are padding widths (``ljust``/``center``/``format``/``%`` and the
-  ``center``/``indent``/``format`` filters), ``range()`` and the rendered prompt's size.
+  ``center``/``indent``/``format`` filters), ``range()``, the iterations of all its
+  ``{% for %}`` loops together (nested loops multiply) and the rendered prompt's size,
+  which is counted while it renders.
 
 Undefined names and missing keys render as empty (``ChainableUndefined``), so
 ``{{ blackboard.memory[agent_id].counter }}`` works before the agent wrote its memory.
@@ -16,12 +18,15 @@ Undefined names and missing keys render as empty (``ChainableUndefined``), so
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, Final
 
-from jinja2 import ChainableUndefined, Template, TemplateSyntaxError
+from jinja2 import ChainableUndefined, Template, TemplateSyntaxError, nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -49,6 +54,11 @@ MAX_RANGE: Final = 1_000
 """Most items ``range()`` may produce (nested loops multiply)."""
 MAX_PROMPT_CHARS: Final = 200_000
 """Longest prompt a template may render."""
+MAX_LOOP_ITEMS: Final = 100_000
+"""Most iterations all ``{% for %}`` loops of one rendering may make together."""
+
+_LOOP_BUDGET: ContextVar[list[int] | None] = ContextVar("deskwork_prompt_loops", default=None)
+"""The iterations the rendering in progress has left (one list, counted down)."""
 
 _PAD_METHODS: Final = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
 _FORMAT_METHODS: Final = frozenset({"format", "format_map"})
@@ -81,10 +91,25 @@ def _capped_range(*args: int) -> range:
     return result
 
 
+class _BudgetedLoops(CodeGenerator):
+    """Compiles each ``{% for %}`` to iterate through ``environment.loop_budget``, which a
+    template cannot rebind (an environment attribute, not a template variable)."""
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        """Visit the loop with its iterable wrapped in the budget."""
+        budgeted = copy.copy(node)
+        budgeted.iter = nodes.Call(
+            nodes.EnvironmentAttribute("loop_budget"), [node.iter], [], None, None
+        ).set_environment(self.environment)
+        budgeted.iter.set_lineno(node.lineno)
+        super().visit_For(budgeted, frame)
+
+
 class PromptEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox prompts render in (see the module docstring)."""
 
     intercepted_binops = frozenset({"*", "**", "%"})
+    code_generator_class = _BudgetedLoops
 
     def __init__(self) -> None:
         """Create the environment (no autoescaping: prompts are not HTML)."""
@@ -92,6 +117,19 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         self.globals["range"] = _capped_range
         for name in ("center", "indent", "format"):
             self.filters[name] = _capped_filter(name, self.filters[name])
+
+    def loop_budget(self, iterable: Any) -> Iterator[Any]:
+        """``iterable``'s items, each counted against the rendering's ``MAX_LOOP_ITEMS``."""
+        budget = _LOOP_BUDGET.get()
+        for item in iterable:
+            if budget is not None:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    raise SecurityError(
+                        f"loops of more than {MAX_LOOP_ITEMS} iterations in all are too large"
+                        " for a prompt template"
+                    )
+            yield item
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         """Call ``__obj`` in the sandbox, refusing huge padding and format widths."""
@@ -142,11 +180,21 @@ def _capped_filter(name: str, original: Any) -> Any:
 
 
 def render_prompt(template: Template, variables: dict[str, Any]) -> str:
-    """Render ``template``; refuse a prompt longer than ``MAX_PROMPT_CHARS``."""
-    text = template.render(variables)
-    if len(text) > MAX_PROMPT_CHARS:
-        raise SecurityError(f"rendered prompt of {len(text)} characters is too long")
-    return text
+    """Render ``template`` within ``MAX_LOOP_ITEMS`` loop iterations; refuse a prompt longer
+    than ``MAX_PROMPT_CHARS`` as soon as it gets there (not after building all of it)."""
+    token = _LOOP_BUDGET.set([MAX_LOOP_ITEMS])
+    try:
+        parts, size = [], 0
+        for part in template.generate(variables):
+            size += len(part)
+            if size > MAX_PROMPT_CHARS:
+                raise SecurityError(
+                    f"rendered prompt of more than {MAX_PROMPT_CHARS} characters is too long"
+                )
+            parts.append(part)
+        return "".join(parts)
+    finally:
+        _LOOP_BUDGET.reset(token)
 
 
 _ENVIRONMENT: Final = PromptEnvironment()
