@@ -1,20 +1,26 @@
 """Killable sync tools: ``@tool(isolation="process")`` runs each call in its own process.
 
 A thread cannot be stopped, a process can: when such a call times out or is cancelled, its
-process is killed at once (its side effects stop there). The price is a process start per
-call (a fresh interpreter, ``spawn``) and picklable arguments and results; the function must
-be importable by name (defined at module level, ``@tool`` or not).
+process is killed at once (its side effects stop there), and on POSIX so are the processes it
+started (it leads its own process group). A call that answers leaves what it started alone.
+The price is a process start per call (a fresh interpreter, ``spawn``) and picklable arguments
+and results; the function must be importable by name (defined at module level, ``@tool`` or
+not).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import multiprocessing
+import os
 import pickle
+import signal
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from types import CoroutineType
 from typing import Any
 
@@ -55,6 +61,8 @@ def _resolve(module: str, qualname: str) -> Callable[..., Any]:
 
 
 def _child(module: str, qualname: str, arguments: dict[str, Any], conn: Connection) -> None:
+    if hasattr(os, "setpgid"):  # POSIX: the processes the tool starts share its kill
+        os.setpgid(0, 0)
     try:
         value = _resolve(module, qualname)(**arguments)
         if type(value) is CoroutineType:  # a def returning one: an async def behind a decorator
@@ -100,10 +108,12 @@ async def call_in_process(fn: Callable[..., Any], arguments: dict[str, Any]) -> 
         name=f"deskwork-tool:{qualname}",
         daemon=True,
     )
+    answered = False
     try:
         process.start()
         sender.close()
         await _readable(receiver)
+        answered = True  # (or its process ended): what it started is its own business
         try:
             ok, value = receiver.recv()
         except EOFError:
@@ -119,11 +129,22 @@ async def call_in_process(fn: Callable[..., Any], arguments: dict[str, Any]) -> 
             ) from None
     finally:
         receiver.close()
+        if process.is_alive() and not answered:
+            _kill_group(process)  # timed out or cancelled: stop the work for real
         if process.is_alive():
-            process.kill()  # timed out or cancelled: stop the work for real
+            process.kill()
     if not ok:
         raise value
     return value
+
+
+def _kill_group(process: BaseProcess) -> None:
+    """On POSIX, kill the process group of a call that did not answer: its process and the
+    processes it started (a ``subprocess`` the tool runs would go on working after its parent
+    was killed). No group of that id yet (the call has not reached ``setpgid``): nothing."""
+    if hasattr(os, "killpg"):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # type: ignore[arg-type]  # it started
 
 
 async def _readable(conn: Connection) -> None:
