@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, JsonValue, create_model
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 
 from deskwork.adapters.base import structured_reply
 from deskwork.core.event import EventType
@@ -166,6 +166,8 @@ class WorkerSelection(BaseModel):
     this class, so a durable desk, which records each model call's result pickled, can
     record the manager's.
     """
+
+    model_config = ConfigDict(defer_build=True)  # built at first use, not at import
 
     worker: str = Field(description=_WORKER_FIELD)
 
