@@ -241,14 +241,31 @@ def _schema_name(schema: Any) -> str:
     return as_tool_name(getattr(schema, "__name__", None) or "", "response")
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE | re.IGNORECASE)
+_FENCED_BLOCK = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL | re.IGNORECASE)
 
 
 def parse_structured(text: str | None, schema: Any) -> Any:
-    """Parse JSON text (code fences tolerated) and validate it against ``schema``."""
+    """Parse JSON text and validate it against ``schema``. A reply in a markdown code fence
+    is tolerated, with words around it too ("Here is the JSON: ```json {...}```"): when the
+    whole reply does not validate, the first fenced block that does is the answer.
+
+    Raises:
+        ValueError: no content.
+        ValidationError: neither the reply nor a fenced block in it validates (the first
+            block's error when there is one).
+    """
     if text is None:
         raise ValueError("the model returned no content")
-    return schema_adapter(schema).validate_json(_FENCE.sub("", text.strip()))
+    adapter = schema_adapter(schema)
+    whole = _FENCE.sub("", text.strip())
+    errors: list[ValidationError] = []
+    for candidate in (whole, *_FENCED_BLOCK.findall(text)):
+        try:
+            return adapter.validate_json(candidate)
+        except ValidationError as exc:
+            errors.append(exc)
+    raise errors[min(1, len(errors) - 1)]  # the first block's error, if there is one
 
 
 class BaseModelAdapter(ABC):
