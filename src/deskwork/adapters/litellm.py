@@ -9,14 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from deskwork._logs import get_stdlib_logger
 from deskwork._sync import on_shutdown
 from deskwork.adapters.base import (
     MIN_STRUCTURED_RETRIES,
@@ -30,7 +33,12 @@ from deskwork.adapters.base import (
     parse_tool_call,
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
-from deskwork.core.redact import hide_values, known_credentials, rewrite_exception
+from deskwork.core.redact import (
+    hide_values,
+    known_credentials,
+    linked_exceptions,
+    rewrite_exception,
+)
 from deskwork.exceptions import DeskworkError, StreamingUnsupportedError
 from deskwork.utils import check_seconds, is_number
 
@@ -123,9 +131,38 @@ class ProviderReplyError(DeskworkError):
 
 def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
     """Mask ``secrets`` in ``exc``'s message and in what it keeps of the server's answer
-    (``body``, which a durable desk pickles into its store), in place: its type, status and
-    headers stay, so the desk still classifies and retries it."""
-    rewrite_exception(exc, lambda value: hide_values(value, secrets))
+    (``body``, which a durable desk pickles into its store), in place, and in every exception
+    linked to it (a mid-stream error's text ends with its original exception's): its type,
+    status and headers stay, so the desk still classifies and retries it."""
+    for linked in linked_exceptions(exc):
+        rewrite_exception(linked, lambda value: hide_values(value, secrets))
+
+
+_hidden_in_logs: ContextVar[tuple[str, ...]] = ContextVar("_hidden_in_logs", default=())
+"""The credentials of the adapter whose Instructor call is under way."""
+
+
+class _HideCredentials(logging.Filter):
+    """Masks the calling adapter's credentials in Instructor's records: it logs each failed
+    call's error at ERROR level, a key the server echoed in it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = _hidden_in_logs.get()
+        if secrets:
+            with contextlib.suppress(Exception):  # arguments that do not fit: left as they are
+                record.msg, record.args = hide_values(record.getMessage(), secrets), None
+        return True
+
+
+_HIDE_CREDENTIALS = _HideCredentials()
+
+
+def _watch_instructor_logs() -> None:
+    """Put the filters on the loggers Instructor logs failed calls on (added once each; a
+    filter sees only its own logger's records): :class:`_HideCredentials`, and the pattern
+    redaction of deskwork's own loggers."""
+    for name in ("instructor", "instructor.v2.retry"):
+        get_stdlib_logger(name).addFilter(_HIDE_CREDENTIALS)
 
 
 def _request_timeout(value: Any) -> float | httpx.Timeout | None:
@@ -359,6 +396,8 @@ class LiteLLMAdapter(BaseModelAdapter):
         client: Any = instructor.from_litellm(self._litellm.acompletion, mode=instructor.Mode.JSON)
         params = self._params(model, messages, **options)
         params.pop("max_retries", None)  # Instructor's own retry budget takes this name
+        _watch_instructor_logs()
+        hiding = _hidden_in_logs.set(tuple(self._credentials()))
         try:
             parsed, raw = await client.chat.completions.create_with_completion(
                 response_model=schema,
@@ -366,10 +405,13 @@ class LiteLLMAdapter(BaseModelAdapter):
                 **params,
             )
         except Exception as exc:
-            if _is_fatal(exc):
-                raise
+            cause = _provider_error(exc)
+            if _is_fatal(cause):
+                raise cause from None
             reply = _last_reply(exc)
             raise StructuredOutputError(f"structured output failed: {exc}", reply) from exc
+        finally:
+            _hidden_in_logs.reset(hiding)
         # Instructor hands back its own subclass; users get an instance of their own model
         parsed = schema.model_validate(parsed.model_dump())
         response = _to_response(raw, model)
@@ -382,9 +424,18 @@ def _last_reply(exc: Exception) -> str | None:
     return _text(_get(choices[0], "message") or {}) if choices else None
 
 
+def _provider_error(exc: Exception) -> Exception:
+    """The provider's error Instructor wrapped in its ``InstructorRetryException`` (raised
+    ``from`` it), or ``exc``."""
+    cause = exc.__cause__
+    return cause if isinstance(cause, Exception) else exc
+
+
 def _is_fatal(exc: Exception) -> bool:
     """Errors the structured pipeline must not swallow: the worker handles them, and the
-    desk retries a transient one ``num_retries`` times (a fallback call would be one more)."""
+    desk retries a transient one ``num_retries`` times (a fallback call would be one more).
+    A refused key (401, 403) is one, whatever LiteLLM names it (an OpenAI-style 401 body
+    becomes its ``BadRequestError``)."""
     from deskwork.adapters._retry import is_transient
     from deskwork.runtime.context import is_context_limit_error
 
@@ -393,6 +444,7 @@ def _is_fatal(exc: Exception) -> bool:
         is_context_limit_error(exc)
         or is_transient(exc)
         or name in {"AuthenticationError", "RateLimitError"}
+        or getattr(exc, "status_code", None) in {401, 403}
     )
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "exception_text",
     "hide_values",
     "known_credentials",
+    "linked_exceptions",
     "may_hold_secrets",
     "redact",
     "redact_exception",
@@ -157,21 +158,30 @@ def rewrite_exception(exc: BaseException, rewrite: Callable[[Any], Any]) -> None
 
 def redact_exception(error: BaseException) -> None:
     """Redact in place (:func:`rewrite_exception` with :func:`redact`) ``error`` and every
-    exception chained to it (``__cause__``, ``__context__``) or grouped in it (the members
-    of an ``ExceptionGroup``) whose text or notes (``add_note``) hold a secret: what a
-    traceback of ``error`` shows once it leaves deskwork, in an application's own log or
-    OpenTelemetry span (which records an exception passing through it, message, causes and
-    all), and what a pickle of it keeps. Each keeps its type and traceback."""
-    seen: set[int] = set()
-    pending: list[BaseException | None] = [error]
-    while pending:
-        exc = pending.pop()
-        if exc is None or id(exc) in seen:
-            continue
-        seen.add(id(exc))
+    exception linked to it (:func:`linked_exceptions`) whose text or notes (``add_note``)
+    hold a secret: what a traceback of ``error`` shows once it leaves deskwork, in an
+    application's own log or OpenTelemetry span (which records an exception passing through
+    it, message, causes and all), and what a pickle of it keeps. Each keeps its type and
+    traceback."""
+    for exc in linked_exceptions(error):
         if exception_tells_secrets(exc):
             rewrite_exception(exc, redact)
-        pending += [exc.__cause__, exc.__context__, *_members(exc)]
+
+
+def linked_exceptions(error: BaseException) -> list[BaseException]:
+    """``error`` and every exception linked to it: chained (``__cause__``, ``__context__``),
+    grouped (an ``ExceptionGroup``'s members) or held in an attribute (LiteLLM's
+    ``MidStreamFallbackError.original_exception``, whose text ends its own), each once."""
+    seen: dict[int, BaseException] = {}
+    pending: list[Any] = [error]
+    while pending:
+        exc = pending.pop()
+        if not isinstance(exc, BaseException) or id(exc) in seen:
+            continue
+        seen[id(exc)] = exc
+        held = getattr(exc, "__dict__", {}).values()
+        pending += [exc.__cause__, exc.__context__, *_members(exc), *held]
+    return list(seen.values())
 
 
 def exception_tells_secrets(exc: BaseException) -> bool:
