@@ -139,3 +139,18 @@ def test_instructor_logs_no_key_a_provider_echoed(
     assert report.status == "failed"
     assert any("bad key" in r.getMessage() for r in caplog.records if r.name.startswith("instr"))
     assert PLAIN_KEY not in caplog.text
+
+
+def test_an_instructor_failure_reads_as_the_last_validation_error(srv: OpenAICompatServer) -> None:
+    """It was Instructor's dump of every attempt (each reply's whole ModelResponse repr):
+    4,600 characters for four replies, of which llm.failed kept the first 2,000."""
+    srv.set_handler(lambda _req: ServerReply.text("The total is many."))
+    try:
+        report = _desk(srv).run(Worker(name="w"), Job(input="x", response_schema=Total))
+    finally:
+        srv.set_handler(None)
+    assert report.status == "failed"
+    error = report.errors[0]
+    assert error.startswith("structured output failed: 1 validation error for Total")
+    assert "ModelResponse(" not in error and len(error) < 1000
+    assert error.endswith("the model's last reply: The total is many.")

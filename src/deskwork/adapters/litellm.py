@@ -408,8 +408,8 @@ class LiteLLMAdapter(BaseModelAdapter):
             cause = _provider_error(exc)
             if _is_fatal(cause):
                 raise cause from None
-            reply = _last_reply(exc)
-            raise StructuredOutputError(f"structured output failed: {exc}", reply) from exc
+            reply = _last_reply(exc)  # the error of the last attempt, not Instructor's dump
+            raise StructuredOutputError(f"structured output failed: {cause}", reply) from exc
         finally:
             _hidden_in_logs.reset(hiding)
         # Instructor hands back its own subclass; users get an instance of their own model
@@ -425,8 +425,8 @@ def _last_reply(exc: Exception) -> str | None:
 
 
 def _provider_error(exc: Exception) -> Exception:
-    """The provider's error Instructor wrapped in its ``InstructorRetryException`` (raised
-    ``from`` it), or ``exc``."""
+    """The error of Instructor's last attempt (the provider's, or the reply's validation
+    error), which its ``InstructorRetryException`` is raised ``from``; or ``exc``."""
     cause = exc.__cause__
     return cause if isinstance(cause, Exception) else exc
 
