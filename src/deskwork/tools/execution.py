@@ -61,7 +61,9 @@ async def aexecute_tool(
     What a timeout (or ``cancel_event``) can and cannot stop:
 
     - an async tool is cancelled: ``CancelledError`` is raised at its current ``await``, so it
-      stops there (unless it catches and ignores the cancellation);
+      stops there. One that catches and ignores the cancellation runs on, its result
+      discarded: the call still ends ``timed_out``/``cancelled``, at most ``CANCEL_GRACE``
+      (1 s) later;
     - a sync tool cannot be stopped (Python cannot kill a thread): the call returns a
       ``timed_out``/``cancelled`` result at once and the function keeps running on its daemon
       thread until it returns; its result is discarded. It does not hold the pool's slot, nor
@@ -295,24 +297,41 @@ def _exited(tool: Tool, exc: SystemExit) -> ToolResult:
 async def _await_task(
     task: asyncio.Future[Any], timeout: float | None, cancel_event: asyncio.Event | None
 ) -> Any:
+    """``task``'s result, or ``TimeoutError`` / ``CancelledError`` once ``timeout`` passes or
+    ``cancel_event`` is set. The task is then cancelled and given :data:`CANCEL_GRACE` seconds
+    to stop (its ``finally`` blocks, a killed process): an async tool that catches its
+    cancellation and goes on does not hold the call longer (``asyncio.wait_for`` waits for it,
+    and returns what it returns late as a success)."""
     import asyncio
 
-    if cancel_event is None:
-        return await asyncio.wait_for(task, timeout)
-    waiter = asyncio.ensure_future(cancel_event.wait())
+    waiter = None if cancel_event is None else asyncio.ensure_future(cancel_event.wait())
+    waited = {task} if waiter is None else {task, waiter}
     try:
-        done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when="FIRST_COMPLETED")
+        done, _ = await asyncio.wait(waited, timeout=timeout, return_when="FIRST_COMPLETED")
     except asyncio.CancelledError:
         task.cancel()  # asyncio.wait does not cancel what it waits for
         raise
     finally:
-        waiter.cancel()
+        if waiter is not None:
+            waiter.cancel()
     if task in done:
         return task.result()
     task.cancel()
-    if waiter in done:
+    await asyncio.wait({task}, timeout=CANCEL_GRACE)
+    task.add_done_callback(_drop_outcome)
+    if waiter is not None and waiter in done:
         raise asyncio.CancelledError
     raise TimeoutError
+
+
+CANCEL_GRACE = 1.0
+"""Seconds a timed-out or cancelled async call has to stop before it is left to run on."""
+
+
+def _drop_outcome(task: asyncio.Future[Any]) -> None:
+    """Retrieve what a stopped call ended with, so asyncio does not log it as unhandled."""
+    if not task.cancelled():
+        task.exception()
 
 
 def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
