@@ -421,8 +421,10 @@ def _bad_field(tool_name: str, fields: dict[str, Any], exc: Exception) -> str:
     for field, (annotation, _default) in fields.items():
         try:
             TypeAdapter(annotation)
-        except Exception:
-            return f"parameter {field!r} of tool {tool_name!r}: cannot validate {annotation!r}"
+        except Exception as why:  # its first line says why (a typing.TypedDict before 3.12)
+            reason = str(why).strip().split("\n", 1)[0] or type(why).__name__
+            where = f"parameter {field!r} of tool {tool_name!r}"
+            return f"{where}: cannot validate {annotation!r}: {reason}"
     return f"tool {tool_name!r}: cannot build its input model: {exc}"
 
 
