@@ -158,8 +158,8 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
 
 
 def _storable(name: str, result: ToolResult) -> ToolResult:
-    """A result with a text longer than a run store keeps fails the call (the model is told),
-    instead of failing the run when it is saved."""
+    """A result with a text longer than a run store keeps, or data that contains itself, fails
+    the call (the model is told), instead of failing the run when it is checked or saved."""
     try:
         check_text(result.content)
         check_sizes(result.data)
@@ -167,6 +167,11 @@ def _storable(name: str, result: ToolResult) -> ToolResult:
         return ToolResult(
             error=f"tool {name!r} returned a result too large to keep: {exc}",
             exception_type="ToolResultTooLarge",
+        )
+    except RecursionError:  # a ToolResult's data that contains itself, or nests as deep
+        return ToolResult(
+            error=f"tool {name!r} returned data that contains itself or nests too deeply to keep",
+            exception_type="ToolResultTooDeep",
         )
     return result
 
