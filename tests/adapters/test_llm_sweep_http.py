@@ -154,3 +154,32 @@ def test_an_instructor_failure_reads_as_the_last_validation_error(srv: OpenAICom
     assert error.startswith("structured output failed: 1 validation error for Total")
     assert "ModelResponse(" not in error and len(error) < 1000
     assert error.endswith("the model's last reply: The total is many.")
+
+
+USAGE = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+
+
+def test_a_structured_fallback_counts_the_tokens_and_cost_of_every_request(
+    srv: OpenAICompatServer,
+) -> None:
+    """Three requests (the native attempt, two of Instructor's) were counted as two for
+    tokens (the native attempt's were lost) and priced as one (LiteLLM prices the last
+    completion Instructor hands back): the report under-stated the bill by two thirds."""
+    srv.enqueue(
+        ServerReply.text("nope", usage=USAGE),
+        ServerReply.text("still nope", usage=USAGE),
+        ServerReply.json({"total": 2}, usage=USAGE),
+    )
+    adapter = LiteLLMAdapter(api_base=srv.base_url, api_key=PLAIN_KEY)
+    desk = Desk(model="openai/gpt-4o-mini", adapter=adapter, run_store=InMemoryRunStore())
+    report = desk.run(Worker(name="w"), Job(input="x", response_schema=Total))
+    assert report.status == "completed", report.errors
+    assert len(srv.requests) == 3
+    assert report.metrics["total_tokens"] == 3 * 1100
+    srv.enqueue(ServerReply.text("x", usage=USAGE))
+    one = adapter.complete(
+        model="openai/gpt-4o-mini", messages=[{"role": "user", "content": "x"}], tools=None,
+        tool_choice=None, temperature=None, max_tokens=None, stream=False, stream_options=None,
+    )  # fmt: skip
+    assert one.cost
+    assert report.metrics["cost"] == pytest.approx(3 * one.cost)

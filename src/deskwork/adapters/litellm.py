@@ -29,6 +29,7 @@ from deskwork.adapters.base import (
     StreamChunk,
     StructuredOutputError,
     ToolCallDelta,
+    _add_usage,
     parse_structured,
     parse_tool_call,
 )
@@ -353,10 +354,11 @@ class LiteLLMAdapter(BaseModelAdapter):
                     model=model, messages=messages, response_schema=response_schema,
                     retries=retries, **options,
                 )  # fmt: skip
-            first_error = await self._native_attempt(model, messages, response_schema, options)
-            if isinstance(first_error, ModelResponse):
-                return first_error
-            return await self._instructor(model, messages, response_schema, retries, options)
+            native = await self._native_attempt(model, messages, response_schema, options)
+            if native is not None and native.parsed is not None:
+                return native
+            response = await self._instructor(model, messages, response_schema, retries, options)
+            return _spent_on_both(native, response)
 
     async def _native_attempt(
         self,
@@ -364,7 +366,9 @@ class LiteLLMAdapter(BaseModelAdapter):
         messages: list[dict[str, Any]],
         schema: type[BaseModel],
         options: dict[str, Any],
-    ) -> ModelResponse | Exception:
+    ) -> ModelResponse | None:
+        """The reply to a JSON-schema ``response_format`` call, ``parsed`` when it validates;
+        ``None`` when the call failed (not fatally: the fallback may do better)."""
         response_format = {
             "type": "json_schema",
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
@@ -374,13 +378,14 @@ class LiteLLMAdapter(BaseModelAdapter):
                 **self._params(model, messages, response_format=response_format, **options)
             )
             response = _to_response(result, model)
-            parsed = parse_structured(response.content, schema)
-        except (ValidationError, ValueError) as exc:
-            return exc
         except Exception as exc:
             if _is_fatal(exc):
                 raise
-            return exc
+            return None
+        try:
+            parsed = parse_structured(response.content, schema)
+        except (ValidationError, ValueError):
+            return response
         return response.model_copy(update={"parsed": parsed})
 
     async def _instructor(
@@ -415,7 +420,24 @@ class LiteLLMAdapter(BaseModelAdapter):
         # Instructor hands back its own subclass; users get an instance of their own model
         parsed = schema.model_validate(parsed.model_dump())
         response = _to_response(raw, model)
-        return response.model_copy(update={"parsed": parsed, "content": parsed.model_dump_json()})
+        # the usage is that of all of Instructor's calls, the price LiteLLM put on it the last's
+        cost = cost_from_usage(model, response.usage) if response.usage else response.cost
+        return response.model_copy(
+            update={"parsed": parsed, "content": parsed.model_dump_json(), "cost": cost}
+        )
+
+
+def _spent_on_both(native: ModelResponse | None, response: ModelResponse) -> ModelResponse:
+    """``response`` with the tokens and cost of the native attempt before it added in."""
+    if native is None:
+        return response
+    costs = [cost for cost in (native.cost, response.cost) if cost is not None]
+    return response.model_copy(
+        update={
+            "usage": _add_usage(native.usage, response.usage),
+            "cost": sum(costs) if costs else None,
+        }
+    )
 
 
 def _last_reply(exc: Exception) -> str | None:
