@@ -203,7 +203,7 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
                 calls[delta.index] = slot
                 slots.append(slot)
             slot["id"] = slot["id"] or delta.id
-            slot["name"] = slot["name"] or (delta.name or "")
+            slot["name"] = _joined_name(slot["name"], delta.name)
             slot["arguments"].append(delta.arguments)
         usage = chunk.usage or usage
         finish = chunk.finish_reason or finish
@@ -226,6 +226,15 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
         model=model,
         finish_reason=finish,
     )
+
+
+def _joined_name(name: str, piece: str | None) -> str:
+    """A streamed call's name so far with the next delta's ``piece``: most providers send the
+    whole name once; some repeat it on every delta (kept once), or send it growing (the
+    longer one kept), or in pieces (joined, as OpenAI's SDK does)."""
+    if not piece or piece == name:
+        return name
+    return piece if piece.startswith(name) else name + piece
 
 
 def schema_adapter(schema: Any) -> TypeAdapter[Any]:
