@@ -1,11 +1,13 @@
-"""An MCP server that answers a call with JSON-RPC's generic server error (-32000, the code
-the SDK also uses for a lost connection) is reported as failing the call, not as gone."""
+"""MCP calls that fail: a server that answers with JSON-RPC's generic server error (-32000, the
+code the SDK also uses for a lost connection) fails the call and is not reported as gone;
+arguments that are not a JSON object are an error result, as ``acall_tool`` promises."""
 
 from __future__ import annotations
 
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,13 +37,17 @@ SERVER = textwrap.dedent(
 )
 
 
+def _server(tmp_path: Path) -> list[str]:
+    script = tmp_path / "server_error_mcp.py"
+    script.write_text(SERVER)
+    return [str(script)]
+
+
 async def test_a_server_error_answer_is_the_tools_failure_not_a_lost_server(
     tmp_path: Path,
 ) -> None:
-    script = tmp_path / "server_error_mcp.py"
-    script.write_text(SERVER)
     async with MCPToolProvider(timeout=30) as provider:
-        await provider.connect_stdio(sys.executable, [str(script)])
+        await provider.connect_stdio(sys.executable, _server(tmp_path))
         failed = await provider.acall_tool("lookup", {"key": "sk-proj-ABCDEF1234567890abcdefgh"})
         after = await provider.acall_tool("echo", {"text": "still here"})
 
@@ -50,3 +56,18 @@ async def test_a_server_error_answer_is_the_tools_failure_not_a_lost_server(
     assert "MCP tool 'lookup'" in failed.error and "failed" in failed.error
     assert "upstream database unavailable for <redacted>" in failed.error
     assert after.content == "still here"
+
+
+async def test_arguments_that_are_not_a_json_object_are_an_error_result(tmp_path: Path) -> None:
+    wrong: list[Any] = [["text", "hi"], "text=hi", 5, {1: "hi"}]
+    async with MCPToolProvider(timeout=30) as provider:
+        await provider.connect_stdio(sys.executable, _server(tmp_path))
+        results = [await provider.acall_tool("echo", arguments) for arguments in wrong]
+        unhashable = await provider.acall_tool(["echo"], {"text": "hi"})  # type: ignore[arg-type]
+        right = await provider.acall_tool("echo", {"text": "hi"})
+
+    for result in results:
+        assert result.content is None and result.error is not None
+        assert "must be a mapping of parameter names to values" in result.error
+    assert unhashable.error is not None and "unknown MCP tool" in unhashable.error
+    assert right.content == "hi"

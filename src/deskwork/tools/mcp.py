@@ -298,13 +298,19 @@ class MCPToolProvider:
         """Call a tool by its deskwork name, through the normal execution path.
 
         Arguments are validated against the tool's schema and the tool's timeout applies.
-        Never raises: an unknown tool, a server error, a lost connection or a timeout is a
-        ``ToolResult`` with ``error`` set.
+        Never raises: an unknown tool, arguments that are not a JSON object, a server error,
+        a lost connection or a timeout is a ``ToolResult`` with ``error`` set.
         """
-        tool = self._tools.get(name)
+        tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolResult(error=f"unknown MCP tool {name!r} (connected tools: {known})")
+        if not _json_object(arguments):
+            return ToolResult(
+                error=f"arguments for MCP tool {name!r} must be a mapping of parameter names"
+                f" to values (a JSON object), not {redact_text(repr(arguments)[:200])}",
+                exception_type="ToolValidationError",
+            )
         call = ToolCall(id=f"mcp_{new_id()}", name=name, arguments=dict(arguments or {}))
         return await aexecute_tool(tool, call)
 
@@ -364,6 +370,13 @@ class MCPToolProvider:
         for conn in connections:
             with contextlib.suppress(_LoopUnavailable):  # its loop is gone, and the task with it
                 await _on_loop(conn.loop, conn.close())
+
+
+def _json_object(arguments: object) -> bool:
+    """Whether ``arguments`` can be a call's arguments: ``None`` or a mapping with text keys."""
+    if arguments is None:
+        return True
+    return isinstance(arguments, Mapping) and all(isinstance(key, str) for key in arguments)
 
 
 def _tool_names(wanted: list[str]) -> list[str]:
