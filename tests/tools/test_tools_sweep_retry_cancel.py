@@ -1,4 +1,5 @@
-"""A cancel_event set while a tool with retries waits to retry ends the wait at once."""
+"""The wait between retries: a cancel_event set during it ends it at once, and a long run of
+immediate retries does not overflow it."""
 
 from __future__ import annotations
 
@@ -35,3 +36,17 @@ async def test_cancelling_during_the_backoff_ends_the_call_without_another_attem
     assert result.cancelled and result.error == "tool execution cancelled"
     assert attempts == ["pre", "call"]  # no pre-hook for an attempt that never started
     assert seen == [False, True]  # the post-hooks see the failure, then the cancellation
+
+
+async def test_more_than_a_thousand_immediate_retries_end_in_the_last_error() -> None:
+    attempts: list[int] = []
+
+    @tool(retries=1100, retry_delay=0.0)  # poll until it works, at once
+    async def poll(n: int) -> str:
+        attempts.append(n)
+        raise ValueError("not yet")
+
+    result = await aexecute_tool(poll, ToolCall(id="c1", name="poll", arguments={"n": 1}))
+
+    assert len(attempts) == 1101  # no OverflowError from the 1025th backoff
+    assert result.error == "ValueError: not yet"

@@ -192,7 +192,9 @@ async def _call_with_retries(
             return hook_failure
         if result.error is None or result.cancelled or attempt >= tool.retries:
             return result
-        await _backoff(tool.retry_delay * (2**attempt), cancel_event)
+        # 2**1024 is past a float: the doubling stops at 2**64 (a retry_delay of 0.0 retries
+        # at once, however many retries)
+        await _backoff(tool.retry_delay * 2 ** min(attempt, 64), cancel_event)
         attempt += 1
         if cancel_event is not None and cancel_event.is_set():
             continue  # _call_once answers cancelled, for an attempt that never starts
