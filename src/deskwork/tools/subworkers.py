@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from deskwork.core._model import DeskworkModel
 from deskwork.core.job import Job
@@ -103,17 +103,18 @@ class _Policy:
         error = self.reject(resolved, tool_names)
         if error is not None:
             return ToolResult(error=error, exception_type="SubworkerPolicy")
-        try:  # (a name Worker refuses, blank or no text, spends no spawn)
+        try:  # (a name Worker refuses, an empty task or one too large, spends no spawn)
             child = Worker(
                 name=name,
                 tools=[self.tools[t] for t in tool_names],
                 model=resolved,
                 instructions=instructions,
             )
-        except ConfigurationError as exc:
-            return ToolResult(error=str(exc), exception_type="SubworkerPolicy")
+            job = Job(input=task)
+        except (ConfigurationError, ValidationError) as exc:
+            return ToolResult(error=_why(exc), exception_type="SubworkerPolicy")
         self.spawned += 1  # before awaiting, so parallel spawns cannot exceed the budget
-        return _result(await _run_child(self.desk, child, task, self.limits), name)
+        return _result(await _run_child(self.desk, child, job, self.limits), name)
 
 
 def create_subworker_tool(
@@ -239,14 +240,22 @@ def _models(models: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(models)
 
 
-async def _run_child(desk: Desk, child: Worker, task: str, limits: dict[str, Any]) -> Report:
+def _why(exc: Exception) -> str:
+    """A refused spawn's reason: the Job's own words for a task it refuses."""
+    if isinstance(exc, ValidationError):
+        reasons = (str(error.get("ctx", {}).get("error", error["msg"])) for error in exc.errors())
+        return f"the subworker's task is refused: {'; '.join(reasons)}"
+    return str(exc)
+
+
+async def _run_child(desk: Desk, child: Worker, job: Job, limits: dict[str, Any]) -> Report:
     """Run ``child`` as its own run, outside the desk's name registry: the desk's runners
     stay as they were, and ``deskwork serve`` never offers a model-made worker. A paused
     child stays resumable in this process by the ``run_id`` of the tool's data (the desk
     keeps the exact runner of each paused run)."""
     token = unnamed_run.set(True)
     try:
-        return await desk.arun(child, Job(input=task), stream=False, limits=limits)
+        return await desk.arun(child, job, stream=False, limits=limits)
     finally:
         unnamed_run.reset(token)
 
