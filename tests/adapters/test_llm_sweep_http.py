@@ -117,15 +117,27 @@ def test_a_refused_key_in_the_instructor_fallback_fails_as_the_provider_said(
     assert len(srv.requests) == 2  # not retried
 
 
-def test_a_structured_call_refused_for_its_key_is_not_sent_again_to_instructor(
-    srv: OpenAICompatServer,
+@pytest.mark.parametrize(
+    "refused",
+    [
+        REFUSED,
+        ServerReply.error(
+            404, "The model 'test-model' does not exist", type="invalid_request_error"
+        ),
+    ],
+    ids=["401", "404"],
+)
+def test_a_structured_call_refused_for_its_key_or_model_is_not_sent_again_to_instructor(
+    srv: OpenAICompatServer, refused: ServerReply
 ) -> None:
     """LiteLLM names an OpenAI-style 401 a BadRequestError (status 401): the refused native
-    call was made again through Instructor."""
-    srv.enqueue(REFUSED, REFUSED)
+    call was made again through Instructor, as was one for an unknown model."""
+    srv.enqueue(refused, refused)
     report = _desk(srv).run(Worker(name="w"), Job(input="x", response_schema=Total))
     assert report.status == "failed"
-    assert "invalid api key" in report.errors[0]
+    assert refused.error_body is not None
+    assert refused.error_body["message"] in report.errors[0]
+    assert "structured output failed" not in report.errors[0]
     assert len(srv.requests) == 1
 
 

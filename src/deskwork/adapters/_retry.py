@@ -17,11 +17,14 @@ from typing import TypeVar
 
 from deskwork.utils import is_number
 
-__all__ = ["RetryPolicy", "is_transient", "retry_after_seconds", "with_retries"]
+__all__ = ["REFUSED_STATUSES", "RetryPolicy", "is_transient", "retry_after_seconds", "with_retries"]
 
 T = TypeVar("T")
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+REFUSED_STATUSES = frozenset({401, 403, 404})
+"""A bad key, a forbidden or unknown model: the same request is refused again, whatever
+form it takes (streamed or not, a structured output's fallback)."""
 _TRANSIENT_NAMES = frozenset(
     {
         "RateLimitError",

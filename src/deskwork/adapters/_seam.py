@@ -12,7 +12,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass, field
 from typing import Any
 
-from deskwork.adapters._retry import RetryListener, RetryPolicy, is_transient, with_retries
+from deskwork.adapters._retry import (
+    REFUSED_STATUSES,
+    RetryListener,
+    RetryPolicy,
+    is_transient,
+    with_retries,
+)
 from deskwork.adapters.base import (
     BaseModelAdapter,
     ModelResponse,
@@ -108,15 +114,11 @@ def _retried(
     )
 
 
-_REFUSED_EITHER_WAY = frozenset({401, 403, 404})
-"""A bad key, a forbidden or unknown model: a plain call is refused the same way."""
-
-
 def _may_fall_back(error: Exception) -> bool:
     """A stream that failed for a reason a plain call may not share."""
     from deskwork.runtime.context import is_context_limit_error
 
-    if getattr(error, "status_code", None) in _REFUSED_EITHER_WAY:
+    if getattr(error, "status_code", None) in REFUSED_STATUSES:
         return False
     return not (is_transient(error) or is_context_limit_error(error))
 

@@ -456,9 +456,9 @@ def _provider_error(exc: Exception) -> Exception:
 def _is_fatal(exc: Exception) -> bool:
     """Errors the structured pipeline must not swallow: the worker handles them, and the
     desk retries a transient one ``num_retries`` times (a fallback call would be one more).
-    A refused key (401, 403) is one, whatever LiteLLM names it (an OpenAI-style 401 body
-    becomes its ``BadRequestError``)."""
-    from deskwork.adapters._retry import is_transient
+    A refused key or model (401, 403, 404) is one, whatever LiteLLM names it (an
+    OpenAI-style 401 body becomes its ``BadRequestError``)."""
+    from deskwork.adapters._retry import REFUSED_STATUSES, is_transient
     from deskwork.runtime.context import is_context_limit_error
 
     name = type(exc).__name__
@@ -466,7 +466,7 @@ def _is_fatal(exc: Exception) -> bool:
         is_context_limit_error(exc)
         or is_transient(exc)
         or name in {"AuthenticationError", "RateLimitError"}
-        or getattr(exc, "status_code", None) in {401, 403}
+        or getattr(exc, "status_code", None) in REFUSED_STATUSES
     )
 
 
