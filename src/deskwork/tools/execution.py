@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from deskwork._aio import task_cancelling
 from deskwork._sync import call_off_loop, run_sync, sync_call_alone
 from deskwork.core._model import trusted
 from deskwork.core.redact import describe_exception, exception_text, redact_text
@@ -121,8 +122,10 @@ async def _run_pre_hooks(tool: Tool, call: ToolCall) -> ToolResult | None:
     for hook in tool.pre:
         try:
             await _maybe_await(hook(call))
-        except (Exception, SystemExit) as exc:
-            return _error(f"pre-hook {_name(hook)} failed: {exception_text(exc)}", exc)
+        except BaseException as exc:
+            if not _failed_on_its_own(exc):
+                raise
+            return _error(f"pre-hook {_name(hook)} failed: {_hook_text(exc)}", exc)
     return None
 
 
@@ -136,15 +139,37 @@ async def _post_hook_failure(tool: Tool, call: ToolCall, result: ToolResult) -> 
     for hook in tool.post:
         try:
             await _maybe_await(hook(call, result))
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
+            if not _failed_on_its_own(exc):
+                raise
             return result.model_copy(
                 update={
-                    "error": f"post-hook {_name(hook)} failed: {exception_text(exc)}",
+                    "error": f"post-hook {_name(hook)} failed: {_hook_text(exc)}",
                     "exception_type": type(exc).__name__,
                     "original_exception": exc,
                 }
             )
     return None
+
+
+AWAITED_CANCELLED = "CancelledError: something it awaited was cancelled"
+
+
+def _failed_on_its_own(exc: BaseException) -> bool:
+    """Whether a hook's (or tool's) ``exc`` is its own failure: an exception, ``sys.exit()``,
+    or a ``CancelledError`` of something it awaited that another cancelled while the call
+    itself is not cancelled; not an interrupt, nor the cancellation of the call."""
+    if isinstance(exc, Exception | SystemExit):
+        return True
+    import asyncio
+
+    return isinstance(exc, asyncio.CancelledError) and not task_cancelling()
+
+
+def _hook_text(exc: BaseException) -> str:
+    import asyncio
+
+    return AWAITED_CANCELLED if isinstance(exc, asyncio.CancelledError) else exception_text(exc)
 
 
 def _validate(tool: Tool, call: ToolCall) -> dict[str, Any]:
@@ -255,7 +280,9 @@ async def _call_once(
     except asyncio.CancelledError as exc:
         if cancel_event is not None and cancel_event.is_set():
             return _error("tool execution cancelled", exc, cancelled=True)
-        raise
+        if task_cancelling():  # the caller (the run) is cancelled
+            raise
+        return _error(AWAITED_CANCELLED, exc)  # what the tool awaited was cancelled by another
     except Exception as exc:
         return _error(describe_exception(exc), exc)
     except SystemExit as exc:  # a sync tool's sys.exit() (argparse): the call failed
