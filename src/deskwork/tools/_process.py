@@ -62,7 +62,8 @@ def _resolve(module: str, qualname: str) -> Callable[..., Any]:
 
 def _child(module: str, qualname: str, arguments: dict[str, Any], conn: Connection) -> None:
     if hasattr(os, "setpgid"):  # POSIX: the processes the tool starts share its kill
-        os.setpgid(0, 0)
+        with contextlib.suppress(OSError):  # refused (a sandbox): killed alone, as before
+            os.setpgid(0, 0)
     try:
         value = _resolve(module, qualname)(**arguments)
         if type(value) is CoroutineType:  # a def returning one: an async def behind a decorator
