@@ -59,9 +59,20 @@ class StructuredOutputError(DeskworkError):
     reads it back (a managed workforce looks there for a manager that answered in prose).
     """
 
-    def __init__(self, message: str, reply: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        reply: str | None = None,
+        *,
+        usage: dict[str, int] | None = None,
+        cost: float | None = None,
+    ) -> None:
         self.reply = redacted_preview(reply, REPLY_PREVIEW_CHARS) if reply else None
         super().__init__(f"{message}{_REPLY_MARKER}{self.reply}" if self.reply else message)
+        self.usage = usage or {}
+        """The tokens its attempts spent (the run counts them, and a budget charges ``cost``,
+        as a call that succeeded)."""
+        self.cost = cost
 
 
 def structured_reply(error: str) -> str | None:
@@ -393,7 +404,9 @@ class BaseModelAdapter(ABC):
                 history.append({"role": "user", "content": _retry_instruction(last_error)})
                 continue
             return response.model_copy(update={"parsed": parsed, "usage": usage, "cost": cost})
-        raise StructuredOutputError(f"{_STRUCTURED_FAILED} validation: {last_error}", last_reply)
+        raise StructuredOutputError(
+            f"{_STRUCTURED_FAILED} validation: {last_error}", last_reply, usage=usage, cost=cost
+        )
 
     def structured_complete(self, **kwargs: Any) -> ModelResponse:
         """Synchronous :meth:`astructured_complete`."""

@@ -357,7 +357,14 @@ class LiteLLMAdapter(BaseModelAdapter):
             native = await self._native_attempt(model, messages, response_schema, options)
             if native is not None and native.parsed is not None:
                 return native
-            response = await self._instructor(model, messages, response_schema, retries, options)
+            try:
+                response = await self._instructor(
+                    model, messages, response_schema, retries, options
+                )
+            except StructuredOutputError as exc:  # the native attempt was spent too
+                spent = _spent_on_both(native, ModelResponse(usage=exc.usage, cost=exc.cost))
+                exc.usage, exc.cost = spent.usage, spent.cost
+                raise
             return _spent_on_both(native, response)
 
     async def _native_attempt(
@@ -414,7 +421,13 @@ class LiteLLMAdapter(BaseModelAdapter):
             if _is_fatal(cause):
                 raise cause from None
             reply = _last_reply(exc)  # the error of the last attempt, not Instructor's dump
-            raise StructuredOutputError(f"structured output failed: {cause}", reply) from exc
+            usage = _usage({"usage": getattr(exc, "total_usage", None)})
+            raise StructuredOutputError(
+                f"structured output failed: {cause}",
+                reply,
+                usage=usage,
+                cost=cost_from_usage(model, usage) if usage else None,
+            ) from exc
         finally:
             _hidden_in_logs.reset(hiding)
         # Instructor hands back its own subclass; users get an instance of their own model

@@ -21,7 +21,7 @@ from deskwork.adapters.base import (
 from deskwork.core.event import EventType
 from deskwork.core.redact import describe_exception, exception_text, redact
 from deskwork.core.stream_redact import TokenHoldback
-from deskwork.runtime._budget import BudgetExceededError, estimate_call_cost
+from deskwork.runtime._budget import Budget, BudgetExceededError, estimate_call_cost
 from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.context import (
     SUMMARY_ATTEMPT_LIMIT,
@@ -111,8 +111,10 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
             "error_type": type(exc).__name__,
             "error_message": exception_text(exc)[:2000],
         }
-        if isinstance(exc, StructuredOutputError) and exc.reply is not None:
-            payload["reply"] = exc.reply  # redacted and bounded by the error itself
+        if isinstance(exc, StructuredOutputError):
+            _spent(run, budget, exc, latency)
+            if exc.reply is not None:
+                payload["reply"] = exc.reply  # redacted and bounded by the error itself
         run.emit(EventType.LLM_FAILED, payload)
         raise
     latency = (time.perf_counter() - started) * 1000
@@ -124,6 +126,17 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
         payload["cost"] = response.cost
     run.emit(EventType.LLM_COMPLETED, payload)
     return response
+
+
+def _spent(
+    run: WorkerRun, budget: Budget | None, exc: StructuredOutputError, latency: float
+) -> None:
+    """Count what a structured output's failed attempts spent, as a call that succeeded
+    (the money is gone: a budget that did not see it let the run spend past it)."""
+    if exc.usage or exc.cost:
+        run.add_usage(exc.usage, exc.cost, latency)
+        if budget is not None and exc.cost:
+            budget.charge(exc.cost)
 
 
 async def _consume(run: WorkerRun, stream: AsyncIterator[StreamChunk]) -> ModelResponse:
