@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -152,6 +153,9 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
     else:
         if run.config.desk is not None:  # the turn so far is on disk before the tool runs
             run.config.desk.run_store.flush()
+        if tool.pre:  # what a pre-hook changes (a credential it adds) reaches the tool only,
+            # not the history the model is sent again: that keeps the call the model made
+            request = request.model_copy(update={"arguments": copy.deepcopy(request.arguments)})
         result = _storable(call.name, await aexecute_tool(tool, request, pool=run.config.tool_pool))
     call.result = result
     _emit_result(run, call, result)
