@@ -22,10 +22,14 @@ SPINNERS = [
     "{% for j in range(1000) %}{% for k in range(1000) %}{{ m() }}{% endfor %}{% endfor %}",
     "{% for i in range(1000) %}{% for j in range(1000) %}{% for k in range(100) %}x"
     "{% endfor %}{% endfor %}{% endfor %}",
+    "{% for x in range(2) recursive %}{% if loop.depth < 40 %}{{ loop(range(2)) }}{% endif %}"
+    "{% endfor %}done",
 ]
 
 
-@pytest.mark.parametrize("template", SPINNERS, ids=["ranges", "texts", "macro", "output"])
+@pytest.mark.parametrize(
+    "template", SPINNERS, ids=["ranges", "texts", "macro", "output", "recursive"]
+)
 def test_nested_loops_stop_at_the_budget_at_once(template: str) -> None:
     agent = DynamicAgent(dynamic_config(text=template))
     started = time.perf_counter()

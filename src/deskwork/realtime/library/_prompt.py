@@ -28,7 +28,7 @@ from typing import Any, Final
 from jinja2 import ChainableUndefined, Template, TemplateSyntaxError, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.runtime import Context, Undefined
+from jinja2.runtime import Context, LoopContext, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from deskwork.realtime.core._problems import AgentConfigurationError
@@ -132,7 +132,11 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
             yield item
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        """Call ``__obj`` in the sandbox, refusing huge padding and format widths."""
+        """Call ``__obj`` in the sandbox, refusing huge padding and format widths; a
+        recursive loop's ``loop(items)`` iterates ``items`` through the loop budget too (its
+        levels bypassed it, and a two-item tree 20 deep spun for minutes)."""
+        if isinstance(__obj, LoopContext) and args:
+            args = (__self.loop_budget(args[0]), *args[1:])
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str) and getattr(__obj, "__name__", "") in _PAD_METHODS:
             for value in (*args, *kwargs.values()):
