@@ -275,7 +275,7 @@ async def _call_once(
             value = await _await_task(task, tool.timeout, cancel_event)
         if type(value) is CoroutineType:  # a def returning one: an async def behind a decorator
             value = await _await_returned(tool, value, cancel_event)
-    except TimeoutError as exc:
+    except _CallTimedOut as exc:  # (a TimeoutError the tool raised is its own failure)
         return _error(f"tool {tool.name!r} timed out after {tool.timeout}s", exc, timed_out=True)
     except asyncio.CancelledError as exc:
         if cancel_event is not None and cancel_event.is_set():
@@ -326,7 +326,7 @@ def _exited(tool: Tool, exc: SystemExit) -> ToolResult:
 async def _await_task(
     task: asyncio.Future[Any], timeout: float | None, cancel_event: asyncio.Event | None
 ) -> Any:
-    """``task``'s result, or ``TimeoutError`` / ``CancelledError`` once ``timeout`` passes or
+    """``task``'s result, or ``_CallTimedOut`` / ``CancelledError`` once ``timeout`` passes or
     ``cancel_event`` is set. The task is then cancelled and given :data:`CANCEL_GRACE` seconds
     to stop (its ``finally`` blocks, a killed process): an async tool that catches its
     cancellation and goes on does not hold the call longer (``asyncio.wait_for`` waits for it,
@@ -337,24 +337,38 @@ async def _await_task(
     waited = {task} if waiter is None else {task, waiter}
     try:
         done, _ = await asyncio.wait(waited, timeout=timeout, return_when="FIRST_COMPLETED")
-    except asyncio.CancelledError:
-        task.cancel()  # asyncio.wait does not cancel what it waits for
+    except asyncio.CancelledError:  # the caller was cancelled (the run: desk.cancel, ...)
+        await _stop(task)  # asyncio.wait does not cancel what it waits for
         raise
     finally:
         if waiter is not None:
             waiter.cancel()
     if task in done:
         return task.result()
-    task.cancel()
-    await asyncio.wait({task}, timeout=CANCEL_GRACE)
-    task.add_done_callback(_drop_outcome)
+    await _stop(task)
     if waiter is not None and waiter in done:
         raise asyncio.CancelledError
-    raise TimeoutError
+    raise _CallTimedOut
+
+
+class _CallTimedOut(TimeoutError):
+    """The call outlasted the tool's ``timeout`` (not a ``TimeoutError`` the tool raised: a
+    socket's, which was reported as "timed out after Nones")."""
 
 
 CANCEL_GRACE = 1.0
 """Seconds a timed-out or cancelled async call has to stop before it is left to run on."""
+
+
+async def _stop(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` and give it :data:`CANCEL_GRACE` seconds to stop: its ``finally``
+    blocks run before the caller goes on (a run that ended while its tool cleaned up could
+    close the loop under it), and one that ignores its cancellation is left to run on."""
+    import asyncio
+
+    task.cancel()
+    await asyncio.wait({task}, timeout=CANCEL_GRACE)
+    task.add_done_callback(_drop_outcome)
 
 
 def _drop_outcome(task: asyncio.Future[Any]) -> None:
