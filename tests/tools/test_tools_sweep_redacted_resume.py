@@ -60,3 +60,24 @@ def test_the_desk_that_paused_resumes_with_the_secret(tmp_path: Path) -> None:
 
     assert report.status == "completed" and received == [SECRET]
     desk.close()
+
+
+def test_arguments_that_only_quote_the_placeholder_still_run(tmp_path: Path) -> None:
+    """A model that echoes a redacted history (a log line, a config file) sends the
+    placeholder's text with no secret: its approved call runs, resumed from the store too."""
+    received: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def write_file(content: str) -> str:
+        received.append(content)
+        return "written"
+
+    worker = Worker(name="ops", tools=[write_file])
+    text = "OPENAI_API_KEY=<redacted>\nDEBUG=1"
+    first = _desk(tmp_path, call_tool("write_file", content=text))
+    paused = first.run(worker, Job(input="save the config"))
+    first.close()
+    second = _desk(tmp_path, reply("saved"))
+    report = second.resume(paused.run_id, True, runner=worker)
+    assert received == [text]
+    assert report.status == "completed" and report.content == "saved"

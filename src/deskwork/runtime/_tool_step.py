@@ -10,7 +10,7 @@ from typing import Any
 from deskwork._aio import gather_or_cancel
 from deskwork.core.event import EventType
 from deskwork.core.pending import PendingAction
-from deskwork.core.redact import REDACTED
+from deskwork.core.redact import REDACTED, redact
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._answers import answer_schema
@@ -267,7 +267,11 @@ def _pending_action(run: WorkerRun, call: ToolCall) -> PendingAction:
         tool_call=call,
         prompt=prompt,
         options=["approve", "decline"] if kind == "confirmation" else None,
-        metadata={"tool": call.name, "input_key": tool.effective_input_key},
+        metadata={
+            "tool": call.name,
+            "input_key": tool.effective_input_key,
+            ARGUMENTS_REDACTED: redact(call.arguments) != call.arguments,  # the store's copy
+        },
         answer_schema=answer_schema(tool) if kind == "user_input" else None,
     )
 
@@ -308,7 +312,7 @@ async def resume_pending(
         _decline(run, call)
     elif action.type == "user_input" and not takes_answer:
         _answer(run, call, tool, decision)  # no parameter takes the answer: it is the result
-    elif action.type != "handoff" and REDACTED in json.dumps(call.arguments, default=str):
+    elif action.type != "handoff" and _lost_a_secret(action, call):
         _refuse_redacted(run, call)
     elif action.type == "user_input":
         request = call.model_copy(
@@ -336,6 +340,22 @@ def _declined(action: PendingAction, decision: Any) -> bool:
     if action.type == "confirmation":
         return not is_approved(decision)
     return action.type == "user_input" and decision is None
+
+
+ARGUMENTS_REDACTED = "arguments_redacted"
+"""The pending action's metadata key that says whether the run store keeps its call's
+arguments redacted (they held a secret when the run paused)."""
+
+
+def _lost_a_secret(action: PendingAction, call: ToolCall) -> bool:
+    """Whether ``call``'s arguments are the store's redacted copy: they held a secret at the
+    pause, and hold none now (a live run still has it). Arguments that merely contain the
+    placeholder's text (a model quoting a redacted log line) run. A pause stored before the
+    flag existed: whether the placeholder is in them."""
+    held = action.metadata.get(ARGUMENTS_REDACTED)
+    if held is None:
+        return REDACTED in json.dumps(call.arguments, default=str)
+    return bool(held) and redact(call.arguments) == call.arguments
 
 
 def _refuse_redacted(run: WorkerRun, call: ToolCall) -> None:
