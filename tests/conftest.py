@@ -75,3 +75,26 @@ async def _stop_litellm_logging_task(request: pytest.FixtureRequest) -> AsyncIte
     task = getattr(GLOBAL_LOGGING_WORKER, "_worker_task", None)
     if task is not None and task.get_loop() is asyncio.get_running_loop():
         await GLOBAL_LOGGING_WORKER.stop()
+
+
+_LEFT_IN_CWD = ".deskwork"
+"""What a default ``Desk()`` writes in the working directory: a test keeps it in ``tmp_path``."""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_cwd_key] = os.path.exists(_LEFT_IN_CWD)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail a run in which a test wrote ``.deskwork/`` into the working directory (the
+    checkout): it leaves a database behind that later runs and ``git status`` see."""
+    if session.config.stash.get(_cwd_key, True) or not os.path.exists(_LEFT_IN_CWD):
+        return
+    session.config.get_terminal_writer().line(
+        f"a test wrote {_LEFT_IN_CWD}/ into {os.getcwd()}: give its Desk storage_dir=tmp_path",
+        red=True,
+    )
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_cwd_key = pytest.StashKey[bool]()

@@ -9,13 +9,19 @@ import asyncio
 
 from deskwork import Desk, Worker
 from deskwork.architecture.blackboard import BlackboardArchitecture
-from deskwork.store import InMemoryRunStore
+from deskwork.store import InMemoryRunStore, InMemorySessionStore
 from deskwork.testing import ScriptedAdapter, reply
 
 
 def _desk() -> tuple[Desk, ScriptedAdapter]:
     adapter = ScriptedAdapter(default=reply("a contribution", latency=0.05))
-    return Desk(model="m", adapter=adapter, run_store=InMemoryRunStore()), adapter
+    desk = Desk(
+        model="m",
+        adapter=adapter,
+        run_store=InMemoryRunStore(),
+        session_store=InMemorySessionStore(),  # not .deskwork/ in the working directory
+    )
+    return desk, adapter
 
 
 async def _stopped_run(desk: Desk) -> tuple[str, list[str]]:
