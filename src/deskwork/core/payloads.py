@@ -104,6 +104,9 @@ class LLMCompletedPayload:
     completion_tokens: int | None = None
     total_tokens: int | None = None
     cost: float | None = None
+    finish_reason: str | None = None
+    """Present when the reply ended otherwise than ``stop`` or ``tool_calls``: ``length``
+    (cut at ``max_tokens``), ``content_filter``."""
 
 
 @dataclass(slots=True)

@@ -124,8 +124,14 @@ async def _timed_call(run: WorkerRun, params: dict[str, Any], call: Any) -> Mode
     payload = {"model": run.model, "latency_ms": round(latency, 3), **response.usage}
     if response.cost is not None:  # optional, as the token counts: absent when unknown
         payload["cost"] = response.cost
+    if response.finish_reason not in _PLAIN_ENDS:  # cut at max_tokens, a content filter
+        payload["finish_reason"] = response.finish_reason
     run.emit(EventType.LLM_COMPLETED, payload)
     return response
+
+
+_PLAIN_ENDS = frozenset({None, "stop", "tool_calls"})
+"""Finish reasons ``llm.completed`` does not repeat: a reply that ended as replies do."""
 
 
 def _spent(
