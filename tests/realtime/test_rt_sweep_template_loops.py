@@ -24,16 +24,20 @@ SPINNERS = [
     "{% endfor %}{% endfor %}{% endfor %}",
     "{% for x in range(2) recursive %}{% if loop.depth < 40 %}{{ loop(range(2)) }}{% endif %}"
     "{% endfor %}done",
+    "{% for x in range(2) recursive %}{% if loop.depth < 40 %}{{ loop(iterable=range(2)) }}"
+    "{% endif %}{% endfor %}done",
 ]
 
 
 @pytest.mark.parametrize(
-    "template", SPINNERS, ids=["ranges", "texts", "macro", "output", "recursive"]
+    "template",
+    SPINNERS,
+    ids=["ranges", "texts", "macro", "output", "recursive", "recursive by keyword"],
 )
 def test_nested_loops_stop_at_the_budget_at_once(template: str) -> None:
     agent = DynamicAgent(dynamic_config(text=template))
     started = time.perf_counter()
-    with pytest.raises(TemplateError, match=r"too large|too long"):
+    with pytest.raises(TemplateError, match=r"too large|too long|too deep"):
         agent.build_messages(make_context(board=Blackboard()))
     assert time.perf_counter() - started < 5
 

@@ -56,6 +56,8 @@ MAX_PROMPT_CHARS: Final = 200_000
 """Longest prompt a template may render."""
 MAX_LOOP_ITEMS: Final = 100_000
 """Most iterations all ``{% for %}`` loops of one rendering may make together."""
+MAX_LOOP_DEPTH: Final = 10
+"""Most levels a recursive ``{% for ... recursive %}`` loop may descend."""
 
 _LOOP_BUDGET: ContextVar[list[int] | None] = ContextVar("deskwork_prompt_loops", default=None)
 """The iterations the rendering in progress has left (one list, counted down)."""
@@ -131,12 +133,29 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
                     )
             yield item
 
+    def _budgeted_recursion(
+        self, loop: LoopContext, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments of a recursive loop's ``loop(items)`` with ``items`` (positional or
+        ``iterable=``) iterated through the budget; a level past ``MAX_LOOP_DEPTH`` refused
+        (each item of a deep level climbs every level's generator)."""
+        if loop.depth >= MAX_LOOP_DEPTH:
+            raise SecurityError(
+                f"recursive loops deeper than {MAX_LOOP_DEPTH} levels are too deep for a"
+                " prompt template"
+            )
+        if args:
+            return (self.loop_budget(args[0]), *args[1:]), kwargs
+        if "iterable" in kwargs:
+            return args, {**kwargs, "iterable": self.loop_budget(kwargs["iterable"])}
+        return args, kwargs
+
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         """Call ``__obj`` in the sandbox, refusing huge padding and format widths; a
         recursive loop's ``loop(items)`` iterates ``items`` through the loop budget too (its
         levels bypassed it, and a two-item tree 20 deep spun for minutes)."""
-        if isinstance(__obj, LoopContext) and args:
-            args = (__self.loop_budget(args[0]), *args[1:])
+        if isinstance(__obj, LoopContext):
+            args, kwargs = __self._budgeted_recursion(__obj, args, kwargs)
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str) and getattr(__obj, "__name__", "") in _PAD_METHODS:
             for value in (*args, *kwargs.values()):
