@@ -275,8 +275,9 @@ async def _call_once(
             value = await _await_task(task, tool.timeout, cancel_event)
         if type(value) is CoroutineType:  # a def returning one: an async def behind a decorator
             value = await _await_returned(tool, value, cancel_event)
-    except _CallTimedOut as exc:  # (a TimeoutError the tool raised is its own failure)
-        return _error(f"tool {tool.name!r} timed out after {tool.timeout}s", exc, timed_out=True)
+    except _CallTimedOut:  # (a TimeoutError the tool raised is its own failure)
+        message = f"tool {tool.name!r} timed out after {tool.timeout}s"
+        return _error(message, TimeoutError(message), timed_out=True)  # a TimeoutError, as ever
     except asyncio.CancelledError as exc:
         if cancel_event is not None and cancel_event.is_set():
             return _error("tool execution cancelled", exc, cancelled=True)
