@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from deskwork.core._model import DeskworkModel
 
@@ -30,7 +30,18 @@ class ToolResult(DeskworkModel):
     exception_type: str | None = None
     """Class name of the exception that caused ``error``, if any."""
     original_exception: BaseException | None = Field(default=None, exclude=True, repr=False)
-    """The exception itself (in-process only; never stored)."""
+    """The exception itself (in-process only; never stored). Given without
+    ``exception_type``, it names that: ``ToolResult(error=..., original_exception=exc)``
+    has ``exception_type`` ``type(exc).__name__``."""
+
+    @model_validator(mode="after")
+    def _named_exception(self) -> Self:
+        """``exception_type`` from ``original_exception`` when only the exception was given
+        (a tool's own failed result: the ``tool.failed`` event and the run's metrics read
+        the name)."""
+        if self.exception_type is None and self.original_exception is not None:
+            self.exception_type = type(self.original_exception).__name__
+        return self
 
     def model_text(self) -> str:
         """The text the model sees for this result."""
