@@ -74,18 +74,18 @@ def test_text_scorers() -> None:
     cases = [EvalCase(input="order 1234 shipped", expected="Order 1234")]
     scorers = [
         contains(),
-        contains("shipped", ignore_case=False),
+        contains("shipped", ignore_case=False, name="contains:shipped"),
         regex(r"ORDER \d{4}"),
-        regex(r"^\d+$", flags=re.M),
+        regex(r"^\d+$", flags=re.M, name="digits only"),
         exact(ignore_case=True),
     ]
     result = evaluate(Worker(name="w"), cases, desk=desk, scorers=scorers)
     verdicts = [(s.name, s.passed) for s in result.cases[0].scores]
     assert verdicts == [
         ("contains", True),
-        ("contains", False),  # case-sensitive: the model shouted
+        ("contains:shipped", False),  # case-sensitive: the model shouted
         ("regex", True),
-        ("regex", False),
+        ("digits only", False),
         ("exact", False),  # the whole output differs, whatever the case
     ]
     assert not result.cases[0].passed
@@ -112,9 +112,12 @@ def test_structured_output_exact_data_and_json_schema() -> None:
         EvalCase(
             input=Job(input="invoice A-1", response_schema=Invoice),
             expected=Invoice(number="A-1", total=12.5),
-            scorers=[exact(), json_schema(schema), json_schema(Invoice)],
+            scorers=[exact(), json_schema(schema), json_schema(Invoice, name="invoice")],
         ),
-        EvalCase(input="any invoice", scorers=[json_schema(schema), json_schema(Invoice)]),
+        EvalCase(
+            input="any invoice",
+            scorers=[json_schema(schema), json_schema(Invoice, name="invoice")],
+        ),
     ]
     result = evaluate(Worker(name="clerk"), cases, desk=desk)
     good, bad = result.cases
@@ -169,7 +172,7 @@ def test_tool_called_and_a_case_that_expects_a_pause() -> None:
             scorers=[
                 tool_called("check_stock", times=2),
                 tool_called("restock"),
-                tool_called("check_stock", arguments={"item": "beans"}),
+                tool_called("check_stock", arguments={"item": "beans"}, name="beans checked"),
             ],
         ),
     ]
@@ -179,7 +182,7 @@ def test_tool_called_and_a_case_that_expects_a_pause() -> None:
     assert [s.passed for s in milk.scores] == [False, False, False]
     assert milk.scores[0].reason == "check_stock called 1x, wanted 2"
     assert [s.name for s in milk.scores] == ["tool_called:check_stock", "tool_called:restock",
-                                            "tool_called:check_stock"]  # fmt: skip
+                                            "beans checked"]  # fmt: skip
 
 
 def test_failed_runs_broken_scorers_and_odd_answers_fail_only_their_case() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
@@ -12,7 +13,15 @@ from deskwork.core.job import Job
 from deskwork.core.report import Report
 from deskwork.utils import to_jsonable
 
-__all__ = ["CaseResult", "EvalCase", "EvalResult", "Score", "output_of"]
+__all__ = [
+    "CaseResult",
+    "EvalCase",
+    "EvalResult",
+    "Score",
+    "check_scorers",
+    "output_of",
+    "scorer_name",
+]
 
 
 class EvalCase(DeskworkModel):
@@ -158,13 +167,29 @@ class EvalResult(DeskworkModel):
         return "\n".join(lines)
 
 
-def check_scorers(scorers: Any) -> None:
-    """Raise ``ValueError`` unless ``scorers`` is a sequence of callables."""
+def scorer_name(scorer: Any) -> str:
+    """The name a scorer's results are reported under."""
+    name = getattr(scorer, "name", None) or getattr(scorer, "__name__", None)
+    return str(name or type(scorer).__name__)
+
+
+def check_scorers(scorers: Any, *, also: Sequence[Any] = ()) -> None:
+    """Raise ``ValueError`` unless ``scorers`` is a sequence of callables whose names differ
+    from each other and from those of ``also`` (the scorers that score the same cases): two
+    scores of one name would be one column of the table and one mean in ``mean_scores``."""
     if isinstance(scorers, str | bytes) or callable(scorers):
         raise ValueError(f"scorers must be a list of scorers, not {scorers!r}")
+    seen = {scorer_name(scorer) for scorer in also}
     for scorer in scorers:
         if not callable(scorer):
             raise ValueError(f"scorer {scorer!r} is not callable")
+        name = scorer_name(scorer)
+        if name in seen:
+            raise ValueError(
+                f"two scorers are named {name!r}: their scores would merge; give one another"
+                " name (name=... of a built-in scorer, else its name attribute)"
+            )
+        seen.add(name)
 
 
 def output_of(report: Report) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from deskwork.evals._case import (
     check_scorers,
     output_of,
 )
-from deskwork.evals._scorers import exact, run_scorer
+from deskwork.evals._scorers import DEFAULT_SCORER_TIMEOUT, exact, run_scorer
 from deskwork.exceptions import ConfigurationError
 from deskwork.utils import is_integer, to_jsonable
 
@@ -37,12 +38,13 @@ async def aevaluate(
     desk: Desk,
     scorers: Sequence[Any] = (),
     concurrency: int = 1,
+    scorer_timeout: float | None = DEFAULT_SCORER_TIMEOUT,
 ) -> EvalResult:
     """Run each case as its own run of ``runner`` on ``desk`` and score it.
 
     Every case's run is stored like any other run (its ``run_id`` is in the result). A run
     that fails, a case that cannot start and a scorer that raises all make that case fail
-    with the reason; they never stop the eval.
+    with the reason; so does a scorer that outlasts ``scorer_timeout``. None stops the eval.
 
     Args:
         runner: A worker, workforce, flow or any other runner.
@@ -50,20 +52,20 @@ async def aevaluate(
         desk: The desk that runs them (its model, stores and event bus).
         scorers: Scorers for every case, after each case's own scorers.
         concurrency: How many cases run at once.
+        scorer_timeout: Seconds each scorer may take on a case (``None``: no limit). With
+            a limit, sync scorers run on the desk's tool threads (so one that blocks holds
+            neither the other cases nor its timeout); one that outlasts it scores 0.
 
     Returns:
         The per-case results and their aggregate.
     """
-    _check_arguments(desk, scorers, concurrency)
-    items = list(cases)
-    for item in items:
-        if not isinstance(item, EvalCase):
-            raise ConfigurationError(f"cases must be EvalCase objects, not {type(item).__name__}")
+    _check_arguments(desk, scorers, concurrency, scorer_timeout)
+    items = _checked_cases(cases, scorers)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(index: int, case: EvalCase) -> CaseResult:
         async with gate:
-            return await _run_case(runner, desk, case, index, list(scorers))
+            return await _run_case(runner, desk, case, index, list(scorers), scorer_timeout)
 
     results = await gather_or_cancel(*(one(i, c) for i, c in enumerate(items)))
     return EvalResult(cases=results)
@@ -76,32 +78,67 @@ def evaluate(
     desk: Desk,
     scorers: Sequence[Any] = (),
     concurrency: int = 1,
+    scorer_timeout: float | None = DEFAULT_SCORER_TIMEOUT,
 ) -> EvalResult:
     """Synchronous :func:`aevaluate`; raises ``EventLoopRunningError`` inside a running loop."""
 
     async def whole() -> EvalResult:
-        result = await aevaluate(runner, cases, desk=desk, scorers=scorers, concurrency=concurrency)
+        result = await aevaluate(
+            runner,
+            cases,
+            desk=desk,
+            scorers=scorers,
+            concurrency=concurrency,
+            scorer_timeout=scorer_timeout,
+        )
         await desk.event_bus.await_pending()  # async handlers the runs scheduled
         return result
 
     return run_sync(whole(), api="evaluate")
 
 
-def _check_arguments(desk: Any, scorers: Any, concurrency: Any) -> None:
+def _check_arguments(desk: Any, scorers: Any, concurrency: Any, scorer_timeout: Any) -> None:
     from deskwork.runtime.desk import Desk
 
     if not isinstance(desk, Desk):
         raise ConfigurationError(f"desk must be a Desk, not {type(desk).__name__}")
     if not is_integer(concurrency) or concurrency < 1:
         raise ConfigurationError(f"concurrency must be an int >= 1, not {concurrency!r}")
+    if scorer_timeout is not None and not (
+        isinstance(scorer_timeout, int | float)
+        and not isinstance(scorer_timeout, bool)
+        and 0 < scorer_timeout < math.inf
+    ):
+        raise ConfigurationError(
+            f"scorer_timeout must be a number of seconds > 0 or None, not {scorer_timeout!r}"
+        )
     try:
         check_scorers(scorers)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
 
 
+def _checked_cases(cases: Iterable[EvalCase], shared: Sequence[Any]) -> list[EvalCase]:
+    """The cases, each an ``EvalCase`` whose scorers' names differ from the shared ones'."""
+    items = list(cases)
+    for index, item in enumerate(items):
+        if not isinstance(item, EvalCase):
+            raise ConfigurationError(f"cases must be EvalCase objects, not {type(item).__name__}")
+        try:
+            check_scorers(item.scorers, also=shared)
+        except ValueError as exc:
+            name = item.name or f"case-{index + 1}"
+            raise ConfigurationError(f"case {name!r} and evaluate(scorers=...): {exc}") from None
+    return items
+
+
 async def _run_case(
-    runner: Runner, desk: Desk, case: EvalCase, index: int, shared: list[Any]
+    runner: Runner,
+    desk: Desk,
+    case: EvalCase,
+    index: int,
+    shared: list[Any],
+    timeout: float | None,
 ) -> CaseResult:
     name = case.name or f"case-{index + 1}"
     case = case if case.name else case.model_copy(update={"name": name})
@@ -120,7 +157,7 @@ async def _run_case(
             **base, status="error", passed=False, errors=[why],
             duration_s=time.perf_counter() - started,
         )  # fmt: skip
-    scores = await _scores(case, report, shared)
+    scores = await _scores(case, report, shared, timeout, desk)
     errors = list(report.errors)
     if report.status != case.status:
         errors.insert(0, f"run ended {report.status}, the case expects {case.status}")
@@ -136,8 +173,11 @@ async def _run_case(
     )
 
 
-async def _scores(case: EvalCase, report: Report, shared: list[Any]) -> list[Score]:
+async def _scores(
+    case: EvalCase, report: Report, shared: list[Any], timeout: float | None, desk: Desk
+) -> list[Score]:
     chosen = list(case.scorers) + shared
     if not chosen and case.expected is not None:
         chosen = [exact()]
-    return [await run_scorer(scorer, case, report) for scorer in chosen]
+    pool = None if timeout is None else desk.tool_pool
+    return [await run_scorer(scorer, case, report, timeout=timeout, pool=pool) for scorer in chosen]

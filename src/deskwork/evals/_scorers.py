@@ -8,6 +8,7 @@ A scorer is any callable ``(case, report) -> Score | bool | float`` (or an async
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import re
@@ -21,14 +22,16 @@ from deskwork._extras import require
 from deskwork.core.event import EventType
 from deskwork.core.redact import describe_exception, redact_text, redacted_preview
 from deskwork.core.report import Report
-from deskwork.evals._case import EvalCase, Score, as_text, output_of
+from deskwork.evals._case import EvalCase, Score, as_text, output_of, scorer_name
 from deskwork.exceptions import ConfigurationError
+from deskwork.tools._pool import ToolThreadPool, default_pool
 from deskwork.utils import is_integer, to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.tools.base import Tool
 
 __all__ = [
+    "DEFAULT_SCORER_TIMEOUT",
     "Scorer",
     "contains",
     "exact",
@@ -44,19 +47,43 @@ Scorer = Callable[[EvalCase, Report], "Score | bool | float | Awaitable[Score | 
 _NUMBER_PASS = 0.5
 
 
-def scorer_name(scorer: Any) -> str:
-    """The name a scorer's results are reported under."""
-    name = getattr(scorer, "name", None) or getattr(scorer, "__name__", None)
-    return str(name or type(scorer).__name__)
+DEFAULT_SCORER_TIMEOUT = 60.0
+"""Seconds a scorer may take on one case before that case's score fails (``None``: no limit)."""
+
+_STOP_GRACE = 1.0
+"""Seconds a timed-out async scorer has to stop (its ``finally`` blocks) before it is left."""
 
 
-async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
-    """Call ``scorer`` and normalize its answer; a scorer that raises scores 0 with why."""
+class _ScorerTimedOut(Exception):
+    """The scorer outlasted its timeout (not a ``TimeoutError`` the scorer raised itself)."""
+
+
+async def run_scorer(
+    scorer: Any,
+    case: EvalCase,
+    report: Report,
+    *,
+    timeout: float | None = None,
+    pool: ToolThreadPool | None = None,
+) -> Score:
+    """Call ``scorer`` and normalize its answer; a scorer that raises scores 0 with why.
+
+    With ``timeout``, a sync scorer runs on a daemon thread of ``pool`` (default: the
+    process-wide one) and an async one in a task of its own; one that outlasts ``timeout``
+    seconds scores 0 ("scorer timed out after ...s"): an async scorer is cancelled, a sync
+    one is left to finish on its thread (Python cannot stop a thread), its answer dropped.
+    """
     name = scorer_name(scorer)
     try:
-        result = scorer(case, report)
-        if inspect.isawaitable(result):
-            result = await result
+        if timeout is None:
+            result = scorer(case, report)
+            if inspect.isawaitable(result):
+                result = await result
+        else:
+            result = await _call_within(scorer, case, report, timeout, pool)
+    except _ScorerTimedOut:
+        why = f"scorer timed out after {timeout:g}s"
+        return Score(name=name, value=0.0, passed=False, reason=why)
     except (Exception, asyncio.CancelledError) as exc:  # a broken scorer fails its case
         if isinstance(exc, asyncio.CancelledError):
             if task_cancelling():
@@ -66,6 +93,58 @@ async def run_scorer(scorer: Any, case: EvalCase, report: Report) -> Score:
             why = describe_exception(exc)
         return Score(name=name, value=0.0, passed=False, reason=f"scorer raised {why}")
     return _normalize(name, result)
+
+
+async def _call_within(
+    scorer: Any, case: EvalCase, report: Report, timeout: float, pool: ToolThreadPool | None
+) -> Any:
+    """``scorer(case, report)`` (awaited if it returns an awaitable), or ``_ScorerTimedOut``
+    once ``timeout`` seconds have passed: it never runs on the loop's thread, where a sync
+    scorer that blocks would hold every case (and the timeout) with it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    if _is_async(scorer):
+        result: Any = scorer(case, report)
+    else:
+        threads = pool or default_pool()
+        threaded = threads.start(functools.partial(scorer, case, report))
+        try:
+            result = await _within(threaded, timeout)
+        finally:
+            if threaded.cancelled():
+                threads.abandon(threaded)  # it runs on; nobody waits for it
+    if inspect.isawaitable(result):
+        result = await _within(asyncio.ensure_future(result), deadline - loop.time())
+    return result
+
+
+def _is_async(scorer: Any) -> bool:
+    """Whether calling ``scorer`` only makes a coroutine (an ``async def``, or an object
+    whose ``__call__`` is one): it is then awaited on the loop, not started on a thread."""
+    call = getattr(type(scorer), "__call__", None)  # noqa: B004 - the method, not callable()
+    return inspect.iscoroutinefunction(scorer) or inspect.iscoroutinefunction(call)
+
+
+async def _within(task: asyncio.Future[Any], timeout: float) -> Any:
+    """``task``'s result, or ``_ScorerTimedOut`` after ``timeout`` seconds (the task is
+    then cancelled, and given :data:`_STOP_GRACE` seconds to stop)."""
+    try:
+        done, _ = await asyncio.wait({task}, timeout=max(timeout, 0.0))
+    except asyncio.CancelledError:  # the eval is cancelled: so is the scorer
+        task.cancel()
+        raise
+    if task in done:
+        return task.result()
+    task.cancel()
+    await asyncio.wait({task}, timeout=_STOP_GRACE)
+    task.add_done_callback(_retrieve)
+    raise _ScorerTimedOut
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Take what a stopped scorer ended with, so asyncio does not log it as unhandled."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _normalize(name: str, result: Any) -> Score:
@@ -106,8 +185,9 @@ class exact:  # lowercase: used like a function, exact()
 
     name = "exact"
 
-    def __init__(self, *, ignore_case: bool = False) -> None:
+    def __init__(self, *, ignore_case: bool = False, name: str | None = None) -> None:
         self.ignore_case = ignore_case
+        self.name = _own_name(name, self.name)
 
     def __call__(self, case: EvalCase, report: Report) -> Score:
         if case.expected is None:
@@ -128,7 +208,10 @@ class contains:
 
     name = "contains"
 
-    def __init__(self, text: str | None = None, *, ignore_case: bool = True) -> None:
+    def __init__(
+        self, text: str | None = None, *, ignore_case: bool = True, name: str | None = None
+    ) -> None:
+        self.name = _own_name(name, self.name)
         if text is not None and (not isinstance(text, str) or not text):
             raise ConfigurationError(f"contains: text must be a non-empty string, not {text!r}")
         self.text = text
@@ -148,7 +231,10 @@ class regex:
 
     name = "regex"
 
-    def __init__(self, pattern: str | None = None, *, flags: int = 0) -> None:
+    def __init__(
+        self, pattern: str | None = None, *, flags: int = 0, name: str | None = None
+    ) -> None:
+        self.name = _own_name(name, self.name)
         self.pattern = pattern
         self.flags = flags
         if pattern is not None:
@@ -169,7 +255,13 @@ class json_schema:
 
     name = "json_schema"
 
-    def __init__(self, schema: dict[str, Any] | type[BaseModel] | TypeAdapter[Any]) -> None:
+    def __init__(
+        self,
+        schema: dict[str, Any] | type[BaseModel] | TypeAdapter[Any],
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.name = _own_name(name, self.name)
         self.schema = schema
         self._adapter: TypeAdapter[Any] | None = None
         if isinstance(schema, dict):
@@ -221,6 +313,7 @@ class tool_called:
         arguments: dict[str, Any] | None = None,
         times: int = 1,
         succeeded: bool = False,
+        name: str | None = None,
     ) -> None:
         if not is_integer(times) or times < 1:
             raise ConfigurationError(f"tool_called: times must be an int >= 1, not {times!r}")
@@ -232,7 +325,7 @@ class tool_called:
         self.arguments = arguments
         self.times = times
         self.succeeded = succeeded
-        self.name = f"tool_called:{self.tool}"
+        self.name = _own_name(name, f"tool_called:{self.tool}")
 
     def __call__(self, case: EvalCase, report: Report) -> Score:
         count = max(self._from_calls(report), self._from_events(report))
@@ -260,6 +353,15 @@ class tool_called:
             return 0  # events carry no arguments
         wanted = EventType.TOOL_COMPLETED if self.succeeded else EventType.TOOL_STARTED
         return sum(1 for e in report.events if e.type == wanted and e.source == self.tool)
+
+
+def _own_name(name: Any, default: str) -> str:
+    """The ``name=`` a built-in scorer was given (to tell two of a kind apart), or its own."""
+    if name is None:
+        return default
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"a scorer's name must be a non-empty string, not {name!r}")
+    return name
 
 
 def _tool_name(tool: Any) -> str:
