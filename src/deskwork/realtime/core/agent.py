@@ -61,6 +61,8 @@ class _Run(NamedTuple):
 
     at: float
     cooldown: float
+    before: tuple[float, float] | None = None
+    """The session's run before this one (when, cooldown): what a barge-in restores."""
 
 
 def slugify(name: str) -> str:
@@ -306,7 +308,8 @@ class BaseAgent(ABC):
         """Run :meth:`evaluate` unless the agent is cooling down (``FORCE`` ignores cooldowns).
 
         The run is recorded for the cooldown before ``evaluate`` starts, so a failing agent
-        also waits out its cooldown. Exceptions from ``evaluate`` propagate (the engine turns
+        also waits out its cooldown (a run the engine's turn cancels, a barge-in, does not
+        count: the engine forgets it). Exceptions from ``evaluate`` propagate (the engine turns
         them into an ``error`` insight).
 
         Returns:
@@ -374,10 +377,32 @@ class BaseAgent(ABC):
             last = self._last_run.get(session_id)
             if not force and last is not None and now - last.at < span:
                 return False
-            self._last_run[session_id] = _Run(now, span)
+            before = None if last is None else (last.at, last.cooldown)
+            self._last_run[session_id] = _Run(now, span, before)
             if len(self._last_run) > self._prune_above:
                 self._prune(now)
             return True
+
+    def _run_record(self, session_id: str) -> _Run | None:
+        """The session's last run as recorded now (see :meth:`_undo_run`)."""
+        with self._lock:
+            return self._last_run.get(session_id)
+
+    def _undo_run(self, session_id: str, before: _Run | None) -> None:
+        """Forget the run that started in ``session_id`` after ``before`` (its last run
+        then) and was cancelled before it answered: a barge-in does not start the cooldown,
+        so the agent can answer the next utterance (the run before counts again). Nothing
+        changes when no run started since, or another one started after it."""
+        with self._lock:
+            current = self._last_run.get(session_id)
+            if current is None or current is before:
+                return
+            if current.before != (None if before is None else (before.at, before.cooldown)):
+                return  # not the run that ``before`` preceded
+            if before is None:
+                del self._last_run[session_id]
+            else:
+                self._last_run[session_id] = before
 
     def _prune(self, now: float) -> None:
         """Forget the runs no cooldown or interval depends on any more (lock held).

@@ -563,6 +563,7 @@ class AgentEngine:
         await notifier.agent_started(turn, phase, agent, context)
         timeout = agent.config.timeout if agent.config.timeout is not None else self.agent_timeout
         deadline = asyncio.timeout(timeout)
+        before = agent._run_record(turn.session_id)
         try:
             async with deadline:
                 response = await agent.process(context)
@@ -570,6 +571,7 @@ class AgentEngine:
                 response = normalize_response(response, agent.config.id)
         except (Exception, asyncio.CancelledError) as exc:
             if isinstance(exc, asyncio.CancelledError) and task_cancelling():
+                agent._undo_run(turn.session_id, before)  # a barge-in: no cooldown from it
                 raise  # the turn is cancelled, not just something the agent awaited
             error = _agent_error(agent, exc, timeout if deadline.expired() else None)
             await notifier.agent_failed(turn, phase, agent, error, time.perf_counter() - started)
