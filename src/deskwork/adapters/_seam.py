@@ -8,6 +8,7 @@ it owns retries: one policy for every adapter (see ``_retry``).
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from deskwork.adapters.base import (
     BaseModelAdapter,
     ModelResponse,
     StreamChunk,
+    ToolCallDelta,
     assemble_stream,
     unique_call_ids,
 )
@@ -64,6 +66,11 @@ class CallPolicy:
     on_retry: RetryListener | None = None
     on_stream_fallback: Callable[[BaseException], None] | None = None
     """Called when a stream failed before its first chunk and a plain call is made instead."""
+    on_stream_restart: Callable[[BaseException], None] | None = None
+    """Called when a stream that failed midway (a transient error) is asked for again: the
+    caller drops every chunk it received of it, as the new stream starts the reply over.
+    Without it, a stream that already yielded part of the reply (text, reasoning or a tool
+    call) fails with its error; one that yielded nothing of it is asked for again."""
 
 
 _NO_RETRIES = CallPolicy()
@@ -77,8 +84,12 @@ async def acomplete(
     The adapter is told ``num_retries=0`` (its client must not retry too). A stream is
     started before it is returned: a stream failing before its first chunk is retried like a
     failed call and, if the error is not transient (a provider or adapter that cannot stream,
-    say), replaced once by a non-streaming call. A plain iterator of chunks is accepted as a
-    stream.
+    say), replaced once by a non-streaming call. A stream failing midway with a transient
+    error (a cut connection) is asked for again from the start under the same retries
+    (``1 + retries`` requests in all, at most): when nothing of the reply has come yet, as
+    a failed call is; when part of it has, only for a caller that drops what it received
+    (:attr:`CallPolicy.on_stream_restart`), else the error is raised. A plain iterator of
+    chunks is accepted as a stream.
 
     Raises:
         AdapterContractError: the adapter returned neither a response nor a chunk stream.
@@ -97,6 +108,8 @@ async def complete(
     try:
         if not calls.retries:  # one attempt: no retry loop around it
             return await _start(adapter, params)
+        if params.get("stream"):
+            return await _restartable(adapter, params, calls)
         return await _retried(adapter, params, calls)
     except Exception as exc:
         if not params.get("stream") or not _may_fall_back(exc):
@@ -111,6 +124,88 @@ def _retried(
 ) -> Awaitable[ModelResponse | AsyncIterator[StreamChunk]]:
     return with_retries(
         lambda: _start(adapter, params), calls.retries, calls.policy, calls.on_retry
+    )
+
+
+async def _restartable(
+    adapter: BaseModelAdapter, params: dict[str, Any], calls: CallPolicy
+) -> ModelResponse | AsyncIterator[StreamChunk]:
+    """A stream started as :func:`_retried` starts a call, asked for again if it fails
+    midway (:func:`_restarted`); the retries its start made count against ``calls.retries``."""
+    made = [0]
+
+    def counted(retry: int, wait: float, error: BaseException) -> None:
+        made[0] = retry
+        if calls.on_retry is not None:
+            calls.on_retry(retry, wait, error)
+
+    result = await with_retries(
+        lambda: _start(adapter, params), calls.retries, calls.policy, counted
+    )
+    if isinstance(result, ModelResponse):
+        return result
+    return _restarted(adapter, params, calls, result, made[0])
+
+
+async def _restarted(
+    adapter: BaseModelAdapter,
+    params: dict[str, Any],
+    calls: CallPolicy,
+    stream: AsyncIterator[StreamChunk] | None,
+    made: int,
+) -> AsyncIterator[StreamChunk]:
+    """``stream``'s chunks, and when it fails midway with a transient error, those of the
+    stream asked for again (see :func:`acomplete`); ``made``: the retries made so far."""
+    said = False  # whether part of the reply went out
+    while True:
+        try:
+            if stream is None:
+                stream = _as_stream(await _start(adapter, params))
+            async for chunk in stream:
+                said = said or _says_something(chunk)
+                yield chunk
+            return
+        except Exception as exc:
+            wait = calls.policy.wait_before(made, exc) if made < calls.retries else None
+            if wait is None or (said and calls.on_stream_restart is None):
+                raise
+            made, said, stream = made + 1, False, None
+            if calls.on_retry is not None:
+                calls.on_retry(made, wait, exc)
+            if calls.on_stream_restart is not None:
+                calls.on_stream_restart(exc)
+            import asyncio  # here, not with deskwork (tests/core/test_lazy_imports.py)
+
+            await asyncio.sleep(wait)
+
+
+def _says_something(chunk: StreamChunk) -> bool:
+    """Whether ``chunk`` holds part of the reply (not only usage or a finish reason)."""
+    return bool(chunk.content or chunk.reasoning or chunk.tool_calls or chunk.thinking_blocks)
+
+
+async def _as_stream(
+    result: ModelResponse | AsyncIterator[StreamChunk],
+) -> AsyncIterator[StreamChunk]:
+    """``result`` as chunks: a stream as it is, a whole reply (an adapter that answered the
+    stream asked for again without one) as one chunk."""
+    if not isinstance(result, ModelResponse):
+        async for chunk in result:
+            yield chunk
+        return
+    yield StreamChunk(
+        content=result.content,
+        reasoning=result.reasoning_content,
+        tool_calls=[
+            ToolCallDelta(
+                index, call.id, call.name, call.raw_arguments or json.dumps(call.arguments)
+            )
+            for index, call in enumerate(result.tool_calls)
+        ],
+        usage=result.usage or None,
+        finish_reason=result.finish_reason,
+        thinking_blocks=result.thinking_blocks,
+        cost=result.cost,
     )
 
 

@@ -52,6 +52,9 @@ class EventType(StrEnum):
     LLM_FAILED = "llm.failed"
     LLM_RETRY = "llm.retry"
     LLM_STREAM_FALLBACK = "llm.stream_fallback"
+    LLM_STREAM_RESTARTED = "llm.stream_restarted"
+    """A stream cut midway was asked for again after some of its tokens went out: the
+    ``stream.token`` events of the model call before it are not part of the reply."""
 
 
 END_EVENT_BY_STATUS: dict[str, EventType] = {

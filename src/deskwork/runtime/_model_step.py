@@ -48,10 +48,13 @@ def _common_params(run: WorkerRun) -> dict[str, Any]:
     }
 
 
-def _calls(run: WorkerRun, *, stream: bool) -> seam.CallPolicy | None:
+def _calls(
+    run: WorkerRun, *, stream: bool, reading: _StreamReading | None = None
+) -> seam.CallPolicy | None:
     """The desk's retries for this run's model calls; each retry emits ``llm.retry``, a
-    stream replaced by a plain call ``llm.stream_fallback``. ``None`` (the seam's plain
-    single attempt) when there is neither a retry nor a stream to listen to."""
+    stream replaced by a plain call ``llm.stream_fallback``, a stream asked for again after
+    it failed midway is dropped by ``reading``. ``None`` (the seam's plain single attempt)
+    when there is neither a retry nor a stream to listen to."""
     if not run.config.num_retries and not stream:
         return None
 
@@ -78,7 +81,11 @@ def _calls(run: WorkerRun, *, stream: bool) -> seam.CallPolicy | None:
         )
 
     return seam.CallPolicy(
-        run.config.num_retries, run.config.retry_policy, on_retry, on_stream_fallback
+        run.config.num_retries,
+        run.config.retry_policy,
+        on_retry,
+        on_stream_fallback,
+        None if reading is None else reading.restart,
     )
 
 
@@ -145,28 +152,60 @@ def _spent(
             budget.charge(exc.cost)
 
 
-async def _consume(run: WorkerRun, stream: AsyncIterator[StreamChunk]) -> ModelResponse:
-    """Emit the stream's tokens, held back so that no secret is split over two of them
-    (stored events are redacted one by one); the rest goes out when the stream ends."""
-    chunks: list[StreamChunk] = []
-    guards = {"content": TokenHoldback(), "tool_argument": TokenHoldback()}
+class _StreamReading:
+    """A streamed reply as the run reads it: its chunks, and its tokens emitted as
+    ``stream.token`` events, held back so that no secret is split over two of them (stored
+    events are redacted one by one); the rest goes out when the stream ends.
 
-    def emit(kind: str, text: str) -> None:
+    A stream cut midway and asked for again (the seam's restart, under ``num_retries``)
+    starts the reply over: what came of it is dropped and, when some of it went out as
+    tokens already, ``llm.stream_restarted`` tells a listener (a UI) to drop those tokens
+    too: the reply is the tokens after it. What was held back of it never goes out.
+    """
+
+    __slots__ = ("chunks", "emitted", "guards", "run")
+
+    def __init__(self, run: WorkerRun) -> None:
+        self.run = run
+        self._start_over()
+
+    def _start_over(self) -> None:
+        self.chunks: list[StreamChunk] = []
+        self.guards = {"content": TokenHoldback(), "tool_argument": TokenHoldback()}
+        self.emitted = False  # whether a token of this stream went out
+
+    def emit(self, kind: str, text: str) -> None:
         if text:
-            run.emit(EventType.STREAM_TOKEN, {"token": text, "type": kind})
+            self.emitted = True
+            self.run.emit(EventType.STREAM_TOKEN, {"token": text, "type": kind})
 
-    try:
-        async for chunk in stream:
-            chunks.append(chunk)
-            if chunk.content:
-                emit("content", guards["content"].push(chunk.content))
-            for delta in chunk.tool_calls:
-                if delta.arguments:
-                    emit("tool_argument", guards["tool_argument"].push(delta.arguments))
-    finally:  # nothing streamed is lost, and it all precedes llm.completed
-        for kind, guard in guards.items():
-            emit(kind, guard.flush())
-    return assemble_stream(chunks, model=run.model)
+    def restart(self, error: BaseException) -> None:
+        if self.emitted:
+            self.run.emit(
+                EventType.LLM_STREAM_RESTARTED,
+                {
+                    "model": self.run.model,
+                    "error_type": type(error).__name__,
+                    "error_message": exception_text(error)[:2000],
+                },
+            )
+        self._start_over()
+
+    async def consume(self, stream: AsyncIterator[StreamChunk]) -> ModelResponse:
+        """The stream's chunks assembled into one reply, its tokens emitted on the way."""
+        try:
+            async for chunk in stream:
+                self.chunks.append(chunk)
+                if chunk.content:
+                    self.emit("content", self.guards["content"].push(chunk.content))
+                for delta in chunk.tool_calls:
+                    if delta.arguments:
+                        text = self.guards["tool_argument"].push(delta.arguments)
+                        self.emit("tool_argument", text)
+        finally:  # nothing streamed is lost, and it all precedes llm.completed
+            for kind, guard in self.guards.items():
+                self.emit(kind, guard.flush())
+        return assemble_stream(self.chunks, model=self.run.model)
 
 
 async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) -> ModelResponse:
@@ -182,10 +221,13 @@ async def _call_model(run: WorkerRun, *, stream: bool, extra: dict[str, Any]) ->
 
 async def _reply(run: WorkerRun, params: dict[str, Any], stream: bool) -> ModelResponse:
     """The adapter's reply to ``params`` (a stream consumed into one), through the seam."""
-    result = await seam.complete(run.config.adapter, params, _calls(run, stream=stream))
+    reading = _StreamReading(run) if stream else None
+    result = await seam.complete(
+        run.config.adapter, params, _calls(run, stream=stream, reading=reading)
+    )
     if isinstance(result, ModelResponse):
         return result
-    return await _consume(run, result)
+    return await (reading or _StreamReading(run)).consume(result)
 
 
 async def _compact(run: WorkerRun) -> bool | Failure:
