@@ -28,11 +28,13 @@ __all__ = [
     "redact_model_json",
     "redact_text",
     "redacted_preview",
+    "regrouped",
     "rewrite_exception",
     "traceback_text",
 ]
 
 M = TypeVar("M", bound=BaseModel)
+E = TypeVar("E", bound=BaseException)
 
 REDACTED = "<redacted>"
 _SECRET_KEYS = re.compile(
@@ -156,16 +158,78 @@ def rewrite_exception(exc: BaseException, rewrite: Callable[[Any], Any]) -> None
                 setattr(exc, name, rewrite(value))
 
 
-def redact_exception(error: BaseException) -> None:
+def redact_exception(error: E) -> E:
     """Redact in place (:func:`rewrite_exception` with :func:`redact`) ``error`` and every
     exception linked to it (:func:`linked_exceptions`) whose text or notes (``add_note``)
     hold a secret: what a traceback of ``error`` shows once it leaves deskwork, in an
     application's own log or OpenTelemetry span (which records an exception passing through
     it, message, causes and all), and what a pickle of it keeps. Each keeps its type and
-    traceback."""
-    for exc in linked_exceptions(error):
+    traceback.
+
+    Returns ``error``, or a copy of it when it is an ``ExceptionGroup`` whose own message
+    held a secret (:func:`regrouped`: a group's message cannot be rewritten in place): raise
+    or keep the returned one. Such a group linked to ``error`` is replaced where it is
+    linked."""
+    linked = linked_exceptions(error)
+    for exc in linked:
         if exception_tells_secrets(exc):
             rewrite_exception(exc, redact)
+    return regrouped(error, linked)
+
+
+def regrouped(error: E, linked: list[BaseException] | None = None) -> E:
+    """``error`` after :func:`rewrite_exception`, its ``ExceptionGroup`` s telling their
+    rewritten message: a group's message (what ``str`` and a traceback show) is fixed when it
+    is made, so a group whose first argument no longer is its message, or that holds such a
+    group, is copied (its type, members, traceback, cause, context, notes and attributes)
+    with the rewritten one, and the copy replaces it where it is linked (a cause, a context,
+    an attribute, a member of a group). Returns the copy of ``error`` if it is one, else
+    ``error`` itself; ``linked``: :func:`linked_exceptions` of ``error``, if known."""
+    linked = linked_exceptions(error) if linked is None else linked
+    copies: dict[int, BaseException] = {}
+    for exc in linked:
+        if isinstance(exc, BaseExceptionGroup):
+            _group_copy(exc, copies)
+    if not copies:
+        return error
+    for exc in [*linked, *copies.values()]:
+        _relink(exc, copies)
+    return copies.get(id(error), error)  # type: ignore[return-value]  # a copy: the same type
+
+
+def _group_copy(group: BaseExceptionGroup[Any], copies: dict[int, BaseException]) -> Any:
+    """``group``, or its copy (kept in ``copies`` by the group's id) when its message or a
+    member group's changed."""
+    if id(group) in copies:
+        return copies[id(group)]
+    members = [
+        _group_copy(member, copies) if isinstance(member, BaseExceptionGroup) else member
+        for member in group.exceptions
+    ]
+    message = group.args[0] if group.args and isinstance(group.args[0], str) else group.message
+    same = all(new is old for new, old in zip(members, group.exceptions, strict=True))
+    if message == group.message and same:
+        return group
+    # not type(group)(...): a subclass's __init__ may take other arguments
+    copy = BaseExceptionGroup.__new__(type(group), message, members)
+    copy.__dict__.update(group.__dict__)  # attributes, notes
+    copy.__traceback__, copy.__cause__ = group.__traceback__, group.__cause__
+    copy.__context__, copy.__suppress_context__ = group.__context__, group.__suppress_context__
+    copies[id(group)] = copy
+    return copy
+
+
+def _relink(exc: BaseException, copies: dict[int, BaseException]) -> None:
+    """Point ``exc``'s cause, context and exception attributes at the copies of the groups
+    they name."""
+    if exc.__cause__ is not None and id(exc.__cause__) in copies:
+        exc.__cause__ = copies[id(exc.__cause__)]
+    if exc.__context__ is not None and id(exc.__context__) in copies:
+        exc.__context__ = copies[id(exc.__context__)]
+    for name, value in list(getattr(exc, "__dict__", {}).items()):
+        if isinstance(value, BaseException) and id(value) in copies:
+            with contextlib.suppress(AttributeError, TypeError):  # a read-only property
+                setattr(exc, name, copies[id(value)])
 
 
 def linked_exceptions(error: BaseException) -> list[BaseException]:

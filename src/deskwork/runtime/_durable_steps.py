@@ -216,7 +216,7 @@ def _storable_error(exc: Exception) -> Exception:
     pickle or its pickle still keeps a secret (:func:`_keeps_no_secret`: an object it keeps,
     as an HTTP request with its headers), its type name and redacted text
     (:class:`StepFailedError`)."""
-    redact_exception(exc)
+    exc = redact_exception(exc)  # a copy of a group whose own message told a secret
     if _keeps_no_secret(exc):
         return exc
     rewrite_exception(exc, redact)  # a secret only its pickle showed (a dict's value)

@@ -127,12 +127,12 @@ class BaseAgent(ABC):
             raise
         except Exception as exc:
             self._report_failure(exc, started, request_id)
-            redact_exception(exc)
+            redacted = redact_exception(exc)  # a copy of a group whose message told a secret
             raise AgentProcessError(
-                f"Agent {self.name!r} failed: {describe_exception(exc)}",
+                f"Agent {self.name!r} failed: {describe_exception(redacted)}",
                 agent_name=self.name,
-                cause=exc,
-            ) from exc
+                cause=redacted,
+            ) from redacted
         update = self._build_update(run_state, response, config)
         _log_and_emit_completed(self.name, response, update, started, request_id)
         return update
