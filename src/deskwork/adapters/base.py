@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ __all__ = [
     "StructuredOutputError",
     "ToolCallDelta",
     "assemble_stream",
+    "fallback_call_id",
     "parse_tool_call",
     "schema_adapter",
     "structured_reply",
@@ -170,6 +172,14 @@ def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
+def fallback_call_id(index: int) -> str:
+    """The id of the ``index``-th tool call of a reply whose provider sent it none:
+    ``call_<index>_<8 random hex digits>``. A session's history pairs calls with results by
+    id, and ``call_<index>`` alone came back every reply: a call of one turn was taken as
+    answered by another turn's result."""
+    return f"call_{index}_{os.urandom(4).hex()}"
+
+
 def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
     """``calls``, a call whose id repeats an earlier one's renamed ``<id>_2`` (``_3``, ...).
 
@@ -221,7 +231,9 @@ def assemble_stream(chunks: list[StreamChunk], *, model: str | None = None) -> M
     tool_calls = unique_call_ids(
         [
             parse_tool_call(
-                slot["id"] or f"call_{slot['index']}", slot["name"], "".join(slot["arguments"])
+                slot["id"] or fallback_call_id(slot["index"]),
+                slot["name"],
+                "".join(slot["arguments"]),
             )
             for slot in sorted(slots, key=lambda slot: slot["index"])
         ]

@@ -30,6 +30,7 @@ from deskwork.adapters.base import (
     StructuredOutputError,
     ToolCallDelta,
     _add_usage,
+    fallback_call_id,
     parse_structured,
     parse_tool_call,
 )
@@ -522,7 +523,7 @@ def _to_response(response: Any, model: str) -> ModelResponse:
         function = _get(raw, "function") or {}
         calls.append(
             parse_tool_call(
-                _get(raw, "id") or f"call_{index}",
+                _get(raw, "id") or fallback_call_id(index),
                 _get(function, "name") or "",
                 _get(function, "arguments"),
             )
