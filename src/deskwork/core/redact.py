@@ -24,12 +24,14 @@ __all__ = [
     "may_hold_secrets",
     "redact",
     "redact_exception",
+    "redact_headers",
     "redact_model",
     "redact_model_json",
     "redact_text",
     "redacted_preview",
     "regrouped",
     "rewrite_exception",
+    "secret_header",
     "traceback_text",
 ]
 
@@ -95,18 +97,81 @@ def _pair(match: re.Match[str]) -> str:
 
 
 def redact_text(text: str) -> str:
-    """Replace bearer tokens, provider keys, key-named values (``"password": "..."``) and the
-    password of a URL (``postgresql://user:<redacted>@host/db``)."""
+    """Replace bearer tokens, provider keys, key-named values (``"password": "..."``), the
+    password of a URL (``postgresql://user:<redacted>@host/db``) and the value of a
+    credential header's line (``Authorization: <redacted>``, see :func:`secret_header`)."""
     if not may_hold_secrets(text):
         return text
     pairs, url_password, values = _replacers()
     if "://" in text:
         text = url_password.sub(lambda m: m.group(1) + REDACTED, text)
-    return pairs.sub(_pair, values.sub(REDACTED, text))
+    return _header_lines(pairs.sub(_pair, values.sub(REDACTED, text)))
+
+
+_SECRET_HEADER_NAMES = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
+)
+_SECRET_HEADER_WORD = re.compile(r"token|secret|key|passw|auth")
+_HEADER_PART = r"(?:key|token|secret|password|passwd|auth)"
+_HEADER_LINE = (
+    r"(?<![\w-])((?:proxy-)?authorization|(?:set-)?cookie"
+    rf"|(?:[a-z0-9]+-)+{_HEADER_PART}(?:-[a-z0-9]+)*|{_HEADER_PART}(?:-[a-z0-9]+)+)"
+    # the value: an auth scheme and its credential (Token abc), or cookies (a=1; b=2)
+    r"(\s*:[ \t]*)((?:[a-z][\w-]*[ \t]+)?[^\s,;]+(?:;[ \t]*[^\s,;]+)*)"
+)
+
+
+def secret_header(name: object) -> bool:
+    """Whether an HTTP header of this ``name`` (text or bytes, any case) carries a credential:
+    ``Authorization``, ``Proxy-Authorization``, ``X-Api-Key``, ``Api-Key``, ``Cookie``,
+    ``Set-Cookie``, and any name with ``token``, ``secret``, ``key``, ``passw`` or ``auth``
+    in it (``X-Gateway-Key``, ``Private-Token``) but a rate limit's
+    (``x-ratelimit-remaining-tokens``)."""
+    if isinstance(name, bytes):
+        name = name.decode("latin-1")
+    if not isinstance(name, str):
+        return False
+    lowered = name.lower()
+    if lowered in _SECRET_HEADER_NAMES:
+        return True
+    return "ratelimit" not in lowered and _SECRET_HEADER_WORD.search(lowered) is not None
+
+
+def redact_headers(headers: Any) -> Any:
+    """``headers`` (a mapping, or a list of ``(name, value)`` pairs, as ``multi_items()``
+    gives) as a log or a store may keep them: the value of each header named like a
+    credential (:func:`secret_header`) replaced, whatever its shape (``Token abc``), the
+    others redacted as any text (:func:`redact`). Anything else: :func:`redact` of it."""
+    if isinstance(headers, Mapping):
+        return {
+            name: REDACTED if secret_header(name) else redact(value)
+            for name, value in headers.items()
+        }
+    if isinstance(headers, list | tuple):
+        return [_header_pair(item) for item in headers]
+    return redact(headers)
+
+
+def _header_pair(item: Any) -> Any:
+    if not (isinstance(item, list | tuple) and len(item) == 2):
+        return redact(item)
+    value = REDACTED if secret_header(item[0]) else redact(item[1])
+    return (item[0], value) if isinstance(item, tuple) else [item[0], value]
+
+
+@cache
+def _header_line() -> re.Pattern[str]:
+    return re.compile(_HEADER_LINE, re.IGNORECASE)
+
+
+def _header_lines(text: str) -> str:
+    """``text`` with the value of each credential header's line (``Cookie: a=b``) replaced."""
+    if ":" not in text:
+        return text
+    return _header_line().sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 
 _CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-_CREDENTIAL_HEADER = re.compile(r"key|auth|token|secret|passw", re.IGNORECASE)
 _MIN_CREDENTIAL = 8  # shorter values are too likely to be ordinary words
 
 
@@ -123,7 +188,7 @@ def known_credentials(
     found = set(given)
     found.update(value for name, value in (env or {}).items() if _CREDENTIAL_ENV.search(name))
     for name, value in (headers or {}).items():
-        if isinstance(value, str) and _CREDENTIAL_HEADER.search(str(name)):
+        if isinstance(value, str) and secret_header(name):
             found.add(value.split(" ", 1)[-1].strip())  # without an auth scheme
     keys = (k for k in found if isinstance(k, str) and len(k) >= _MIN_CREDENTIAL)
     return sorted(keys, key=len, reverse=True)
@@ -287,7 +352,7 @@ def exception_text(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         return f"<the {type(exc).__name__}'s message could not be read>"
-    return redact_text(text)
+    return _header_lines(redact_text(text))  # a header a request's error echoes, too
 
 
 def redacted_preview(text: str, limit: int) -> str:
@@ -416,10 +481,16 @@ def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool = False) -> dict[A
         elif kind in _SCALARS:
             out[key] = item
         elif isinstance(item, _NESTED):
-            out[key] = redact(item)
+            out[key] = redact_headers(item) if _names_headers(key) else redact(item)
         else:
             out[key] = item
     return out
+
+
+def _names_headers(key: Any) -> bool:
+    """Whether a dict's ``key`` names HTTP headers (``headers``, ``extra_headers``): the
+    values of those named like a credential are redacted whatever their shape."""
+    return isinstance(key, str) and ("eader" in key or "EADER" in key)  # no lower() copy
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})

@@ -1,0 +1,106 @@
+"""A credential header's value is redacted by the header's name, whatever its shape.
+
+``{"X-Api-Key": "abc123"}`` or ``Authorization: Token abc`` has no key word in the value
+and no ``sk-``/``Bearer`` shape: such values reached events, reports and logs as they were
+when headers were recorded or an error echoed them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from deskwork import Desk, EventType, Job, Worker
+from deskwork.adapters import LiteLLMAdapter
+from deskwork.core.event import new_event
+from deskwork.core.redact import REDACTED, describe_exception, redact, secret_header
+from deskwork.store import InMemoryRunStore
+from deskwork.testing import OpenAICompatServer, ServerReply
+
+HEADERS = {
+    "X-Api-Key": "abc123",
+    "Authorization": "Token abc",
+    "Proxy-Authorization": "Basic Zm9v",
+    "Cookie": "session=s3ss",
+    "Set-Cookie": "id=42",
+    "X-Gateway-Key": "gw9",
+    "Private-Token": "pt7",
+    "Accept": "application/json",
+    "x-ratelimit-remaining-tokens": "99",
+}
+HIDDEN = {name for name in HEADERS if name not in {"Accept", "x-ratelimit-remaining-tokens"}}
+
+
+def test_recorded_headers_keep_no_credential() -> None:
+    event = new_event("r1", "tool.completed", "w", {"request": {"headers": HEADERS}})
+    kept = event.payload["request"]["headers"]
+    assert {name for name, value in kept.items() if value == REDACTED} == HIDDEN
+    assert kept["Accept"] == "application/json"
+    assert kept["x-ratelimit-remaining-tokens"] == "99"  # a diagnostic, not a credential
+
+
+def test_headers_as_pairs_and_an_adapters_config() -> None:
+    pairs = [("Cookie", "session=s3ss"), ("Accept", "text/plain")]
+    config = {"extra_params": {"extra_headers": {"X-Api-Key": "abc123"}}, "headers": pairs}
+    assert redact(config) == {
+        "extra_params": {"extra_headers": {"X-Api-Key": REDACTED}},
+        "headers": [("Cookie", REDACTED), ("Accept", "text/plain")],
+    }
+
+
+def test_keys_outside_headers_keep_their_values() -> None:
+    """Only headers are redacted by the broad names: usage counts and a tool's "key"
+    argument stay."""
+    payload = {"total_tokens": 9, "key": "user:1", "monkey": "x", "args": {"sort_key": "a"}}
+    assert redact(payload) == payload
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Authorization: Token abc",
+        "Proxy-Authorization: Basic Zm9v",
+        "Cookie: session=s3ss; theme=dark",
+        "Set-Cookie: id=42",
+        "X-Gateway-Key: gw9",
+        "x-api-key: abc123",
+    ],
+)
+def test_an_error_that_echoes_a_header_line_tells_no_credential(line: str) -> None:
+    name, value = line.split(": ", 1)
+    text = describe_exception(RuntimeError(f"400 bad request\n{line}\nAccept: text/plain"))
+    assert value not in text
+    assert f"{name}: {REDACTED}" in text and "Accept: text/plain" in text
+
+
+def test_secret_header_names() -> None:
+    assert all(secret_header(name) for name in HIDDEN)
+    assert secret_header(b"authorization")
+    assert not secret_header("Content-Type") and not secret_header(None)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer() as srv:
+        yield srv
+
+
+def test_a_provider_error_echoing_the_headers_is_stored_without_them(
+    server: OpenAICompatServer,
+) -> None:
+    server.enqueue(ServerReply.error(400, "rejected: X-Gateway-Key: gw9xyz\nCookie: s=abc"))
+    adapter = LiteLLMAdapter(
+        api_base=server.base_url,
+        api_key="sk-test-0123456789",
+        extra_params={"extra_headers": {"X-Gateway-Key": "gw9xyz", "Cookie": "s=abc"}},
+    )
+    store = InMemoryRunStore()
+    report = Desk(model="openai/test-model", adapter=adapter, run_store=store).run(
+        Worker(name="w"), Job(input="x")
+    )
+    assert report.status == "failed"
+    assert "gw9xyz" not in report.errors[0] and "s=abc" not in report.errors[0]
+    failed = [e for e in store.get_events(report.run_id) if e.type == EventType.LLM_FAILED]
+    assert failed and "gw9xyz" not in failed[0].payload["error_message"]
+    assert "s=abc" not in repr(store.get_events(report.run_id))
