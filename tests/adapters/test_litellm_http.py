@@ -369,7 +369,7 @@ def test_a_stream_cut_midway_fails_instead_of_completing_truncated(
 
 def test_a_refusal_is_the_answer_not_lost(srv: OpenAICompatServer) -> None:
     """OpenAI sends a refusal as ``message.refusal`` with no content: the run ended with no
-    answer and no trace of why. (LiteLLM drops streamed refusal deltas before deskwork.)"""
+    answer and no trace of why (streamed: tests/adapters/test_streamed_refusal.py)."""
     srv.enqueue(ServerReply.refused("I can't help with that request."))
     report = make_desk(srv).run(Worker(name="w"), Job(input="x"))
     assert report.status == "completed", report.errors

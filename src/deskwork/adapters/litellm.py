@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
 import os
 import sys
@@ -500,6 +501,12 @@ def _text(message: Any) -> str | None:
     return content if isinstance(content, str) else None
 
 
+def _content(delta: Any) -> str | None:
+    """A streamed delta's content, without a refusal (read off the provider's stream)."""
+    content = _get(delta, "content")
+    return content if isinstance(content, str) else None
+
+
 def _usage(response: Any) -> dict[str, int]:
     usage = _get(response, "usage")
     if not usage:
@@ -557,8 +564,7 @@ async def _chunks(stream: Any, model: str, whole: bool = True) -> AsyncIterator[
     before the first chunk, so that the desk asks again without streaming."""
     held: list[StreamChunk] = []  # chunks with nothing in them, until one says something
     said = False
-    async for raw in stream:
-        chunk = _stream_chunk(raw, model)
+    async for chunk in _parsed(stream, model):
         if said or chunk.content or chunk.reasoning or chunk.tool_calls or chunk.thinking_blocks:
             said = True
             for early in held:
@@ -580,7 +586,66 @@ async def _chunks(stream: Any, model: str, whole: bool = True) -> AsyncIterator[
         yield early
 
 
-def _stream_chunk(chunk: Any, model: str) -> StreamChunk:
+async def _parsed(stream: Any, model: str) -> AsyncIterator[StreamChunk]:
+    """LiteLLM's chunks as deskwork's, with the refusal they dropped: an OpenAI-compatible
+    server streams a refusal as ``delta.refusal`` pieces, and LiteLLM's stream passes none
+    of them on (a refused streamed call completed empty), so they are read off the
+    provider's own stream (:class:`_RefusalTap`), each as the text it is, as a plain call's
+    refusal is the reply's text (:func:`_text`)."""
+    tap = _RefusalTap.put_on(stream)
+    async for raw in stream:
+        if tap is not None and tap.pieces:
+            yield StreamChunk(content=tap.taken())
+        yield _stream_chunk(raw, model, refusal=tap is None)
+    if tap is not None and tap.pieces:
+        yield StreamChunk(content=tap.taken())
+
+
+class _RefusalTap:
+    """The provider's stream under a LiteLLM stream (its ``completion_stream``), passed on as
+    it is, the ``delta.refusal`` text of each chunk kept in :attr:`pieces` on the way."""
+
+    def __init__(self, provider_stream: Any) -> None:
+        self._stream = provider_stream
+        self._chunks = aiter(provider_stream)
+        self.pieces: list[str] = []
+
+    @classmethod
+    def put_on(cls, stream: Any) -> _RefusalTap | None:
+        """A tap put between LiteLLM's ``stream`` and its provider's; ``None`` when the
+        provider's stream is not there yet (LiteLLM opens some on the first read)."""
+        provider_stream = getattr(stream, "completion_stream", None)
+        if not hasattr(provider_stream, "__aiter__") or isinstance(provider_stream, str | bytes):
+            return None
+        tap = cls(provider_stream)
+        stream.completion_stream = tap
+        return tap
+
+    def taken(self) -> str:
+        text = "".join(self.pieces)
+        self.pieces.clear()
+        return text
+
+    def __aiter__(self) -> _RefusalTap:
+        return self  # LiteLLM starts an ``async for`` on it for each chunk it reads
+
+    async def __anext__(self) -> Any:
+        chunk = await anext(self._chunks)
+        choices = _get(chunk, "choices")
+        refusal = _get(_get(choices[0], "delta"), "refusal") if choices else None
+        if isinstance(refusal, str) and refusal:
+            self.pieces.append(refusal)
+        return chunk
+
+    async def aclose(self) -> None:
+        close = getattr(self._stream, "aclose", None) or getattr(self._stream, "close", None)
+        if close is not None:
+            result = close()
+            if inspect.isawaitable(result):
+                await result
+
+
+def _stream_chunk(chunk: Any, model: str, *, refusal: bool = True) -> StreamChunk:
     choice = (_get(chunk, "choices") or [None])[0]
     delta = _get(choice, "delta") or {}
     deltas = [
@@ -594,7 +659,7 @@ def _stream_chunk(chunk: Any, model: str) -> StreamChunk:
     ]
     usage = _usage(chunk) or None
     return StreamChunk(
-        content=_text(delta),
+        content=_text(delta) if refusal else _content(delta),
         reasoning=_get(delta, "reasoning_content"),
         tool_calls=deltas,
         usage=usage,
