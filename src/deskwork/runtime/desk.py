@@ -138,7 +138,7 @@ class Desk:
         self._live_runners: OrderedDict[str, Runner] = OrderedDict()
         self._starting: set[str] = set()  # caller-chosen run ids of runs in progress
         # runs whose completed/failed end this desk stored: nothing more of them is stored
-        self._ended: OrderedDict[str, None] = OrderedDict()
+        self._ended: OrderedDict[str, bool | None] = OrderedDict()
         # an event's check against _ended and its store, atomic per run: one lock per
         # stripe of run ids, so runs on other threads do not wait for each other's writes
         self._ending = tuple(threading.Lock() for _ in range(_ENDING_STRIPES))
@@ -282,12 +282,13 @@ class Desk:
                     else:
                         store.add_event(event)  # refused if another process ended the run
                 except RunNotRunningError:
-                    _remember(ended, run_id, None)
+                    if ended.get(run_id) is not _ENDED_HERE:  # (a step in flight after it)
+                        _remember(ended, run_id, None)
                     if name in RUN_END_EVENTS and end is None:
                         return  # the run has its one end already
                     raise _run_stopped()(run_id) from None
                 if name in _FINAL_EVENTS:
-                    _remember(ended, run_id, None)
+                    _remember(ended, run_id, _ENDED_HERE)
             events.append(event)
             if listener is not None:
                 try:
@@ -579,17 +580,25 @@ class Desk:
 
     def _store_emitted(self, event: Event) -> None:
         """Store an event emitted on :attr:`event_bus` (a user's custom event; the desk's
-        runs deliver theirs stored already) with the run it names, while that run runs on
-        this desk: in order with the run's events, in its report's too, the payload
-        redacted. An event of a run that ended, or of no run in progress here, is only
-        delivered: a run's stored log closes at its end (``docs/stores.md``)."""
+        runs deliver theirs stored already) with the run it names, the payload redacted:
+        while that run runs on this desk, in order with the run's events (in its report's
+        too); once this desk stored the run's end (completed or failed; one of its last
+        :data:`LIVE_CACHE_LIMIT` runs), after that end (``add_event_after_end``). An event
+        of no run of this desk, of a paused run or of a run another process ended is only
+        delivered (``docs/stores.md``)."""
         run_id = event.run_id
         config = self._running.get(run_id)
-        if config is None:
+        ended = self._ended.get(run_id, _NOT_ENDED)
+        if config is None and ended is not _ENDED_HERE:
             return
         stored = event.model_copy(update={"payload": redact(event.payload)})
         with self._ending[hash(run_id) % _ENDING_STRIPES]:
-            if run_id in self._ended:
+            ended = self._ended.get(run_id, _NOT_ENDED)
+            if ended is _ENDED_HERE:
+                if event.type not in _RUN_LIFECYCLE:  # one end, and nothing begins after it
+                    self.run_store.add_event_after_end(stored)
+                return
+            if ended is not _NOT_ENDED or config is None:
                 return
             try:
                 self.run_store.add_event(stored)
@@ -984,6 +993,12 @@ CANCELLED = "run cancelled"
 """The error of a run that a cancel ended ``failed``."""
 
 _REOPENING_EVENTS = frozenset({EventType.RUN_RESUMED, EventType.RUN_RECOVERED})
+_RUN_LIFECYCLE = frozenset(t.value for t in EventType if t.value.startswith("run."))
+"""``run.*`` events: never stored after a run's end (a custom event may not fake them)."""
+_ENDED_HERE = True
+"""``Desk._ended``'s value for a run whose end this desk stored (``None``: one another
+process ended, whose run this desk stopped): only the first takes events after its end."""
+_NOT_ENDED = object()
 """The events a run emits once its record is ``running`` again (claimed from its pause, or
 recovered after its process died): they lift the desk's memory that it ended."""
 

@@ -159,18 +159,31 @@ def _end_frame(event: Event) -> bytes:
     return sse_frame({"status": event.type.removeprefix("run.")}, event="end")
 
 
-def _ended_behind(stored: list[Event], position: int) -> bool:
-    """Whether the run's stored log ends at a position the stream has passed without that
+def _log_end(stored: list[Event]) -> int | None:
+    """The position of the end event that closes the run's stored log, or ``None`` while
+    the run goes on: its last ``run.*`` event, if an end. Custom events stored after a
+    finished run's end (``RunStore.add_event_after_end``) may follow it."""
+    for index in range(len(stored) - 1, -1, -1):
+        kind = stored[index].type
+        if kind in END_EVENTS:
+            return index
+        if kind.startswith("run."):
+            return None
+    return None
+
+
+def _ended_behind(stored: list[Event], position: int) -> int | None:
+    """The position of the run's stored end if the stream has passed it without that
     end: another process ended the run while this one ran it, and the stream got live
     events of the run that the store refused after that end (their commit came later)."""
-    return bool(stored) and stored[-1].type in END_EVENTS and len(stored) <= position
+    end = _log_end(stored)
+    return end if end is not None and end < position else None
 
 
-def _stored_end_frames(stored: list[Event]) -> bytes:
+def _stored_end_frames(stored: list[Event], end: int) -> bytes:
     """The stored end event at its stored position (its ``id:``), then the ``end`` frame:
     how the run ended, for a stream whose positions ran past it (:func:`_ended_behind`)."""
-    end = stored[-1]
-    return Outgoing(end).frame(len(stored) - 1) + _end_frame(end)
+    return Outgoing(stored[end]).frame(end) + _end_frame(stored[end])
 
 
 async def _settle(task: asyncio.Task[Report], ready: Callable[[], bool]) -> None:
@@ -491,8 +504,9 @@ class RunService:
             frames = cursor.frames(batch, live=False, stored=True)
             if frames:
                 await write(frames)
-        if stored and stored[-1].type in END_EVENTS:
-            await write(_end_frame(stored[-1]))
+        end = _log_end(stored)
+        if end is not None:  # (custom events stored after it were sent with the others)
+            await write(_end_frame(stored[end]))
             return
         take_now = None if direct is None else cursor.write_now
         while not cursor.ended:
@@ -502,8 +516,9 @@ class RunService:
                 return
             else:  # a tick without live events: the store, for runs of other processes
                 stored = self.desk.run_store.get_events(run_id)
-                if _ended_behind(stored, cursor.position):
-                    await write(_stored_end_frames(stored))
+                behind = _ended_behind(stored, cursor.position)
+                if behind is not None:
+                    await write(_stored_end_frames(stored, behind))
                     return
                 batch = [Outgoing(e) for e in stored[cursor.position :]]
                 frames = cursor.frames(batch, stored=True)

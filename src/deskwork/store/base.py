@@ -86,6 +86,12 @@ class RunStore(ABC):
       run's next :meth:`add_event` or :meth:`finish_run` raises. A :meth:`finish_run`
       refused itself is that raise: nothing of the run stays noted or pending after it.
 
+    :meth:`add_event_after_end` is the one way to add to a finished run's log: a custom
+    event emitted for it after its end (a user's feedback, a late note of a tool), stored
+    after the end event, only if the record is ``completed`` or ``failed``. The desk calls
+    it only for custom events of runs whose end it stored itself; a run's own events never
+    go through it.
+
     Every event of a run's life arrives while it is ``running``: ``run.started`` after
     :meth:`begin_run`, ``run.resumed`` after :meth:`claim_paused`, ``run.recovered`` and
     ``run.unrecoverable`` for a run whose process died (still ``running``), and its end with
@@ -174,6 +180,17 @@ class RunStore(ABC):
             RunNotRunningError: the run is not running (or this store found so while
                 committing an earlier event of it later): nothing was stored.
         """
+
+    def add_event_after_end(self, event: Event) -> bool:
+        """Append ``event`` to the log of its finished run, after the run's end event, if
+        the run's record is ``completed`` or ``failed`` (decided in the write itself);
+        ``False``, nothing stored, for a run that is running, paused or unknown. The
+        record (status, output, ``updated_at``) is unchanged.
+
+        The default (for custom stores) stores nothing and returns ``False``: the desk then
+        only delivers such an event to the bus's handlers.
+        """
+        return False
 
     @abstractmethod
     def get_events(self, run_id: str) -> list[Event]:

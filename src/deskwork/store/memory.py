@@ -456,6 +456,18 @@ class InMemoryRunStore(RunStore):
             else:
                 raise RunNotRunningError(run_id)
 
+    def add_event_after_end(self, event: Event) -> bool:
+        stored = _stored_event(event)
+        run_id = event.run_id
+        with self._lock:
+            if self._closed:
+                raise closed_store(None)
+            events = self._events.get(run_id)
+            if _status(self._runs.get(run_id)) not in _FINISHED or type(events) is list:
+                return False
+            self._events[run_id] = (*(events or ()), stored)
+            return True
+
     def get_events(self, run_id: str) -> list[Event]:
         if self._closed:
             raise closed_store(None)

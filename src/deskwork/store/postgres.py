@@ -317,6 +317,11 @@ _INSERT_EVENT = (  # not if its run is there but not running (nor of the status 
     " FROM deskwork_runs WHERE run_id = %s FOR SHARE) AS run ON true"
     " WHERE run.status IS NULL OR run.status IN ('running', %s)"
 )
+_INSERT_AFTER_END = (  # only if the run is finished; its row locked FOR SHARE, as above
+    "INSERT INTO deskwork_events (event_id, run_id, type, timestamp, source, payload)"
+    " SELECT %s, %s, %s, %s, %s, %s FROM deskwork_runs WHERE run_id = %s"
+    " AND status IN ('completed', 'failed') FOR SHARE"
+)
 _UPSERT_RUN = (
     "INSERT INTO deskwork_runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (%s, 'running', %s, %s, %s, %s, %s)"
@@ -796,6 +801,16 @@ class PostgresRunStore(_PostgresStore, RunStore):
         self._add((_INSERT_EVENT, row), blobs, now=event.type in RUN_END_EVENTS)
         if self._refused_runs:  # committed now (an end, or outside a loop) and refused
             raise_if_refused(self._refused_runs, run_id)
+
+    def add_event_after_end(self, event: Event) -> bool:
+        """Store ``event`` after its finished run's end (see :class:`RunStore`), committed
+        before the call returns (after the pending writes)."""
+        blobs: dict[str, str] = {}
+        row = self._event_row(event, blobs)
+        with self._write(atomic=bool(blobs)) as conn:
+            self._put_blobs(conn, blobs)
+            cursor = conn.execute(_INSERT_AFTER_END, (*row, event.run_id))
+        return cursor.rowcount == 1
 
     def _event_row(self, event: Event, blobs: dict[str, str]) -> tuple[Any, ...]:
         """:func:`_event_row`, its texts checked now (on the writer thread a refused one was

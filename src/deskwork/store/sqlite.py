@@ -134,6 +134,11 @@ _INSERT_BATCH = (  # its seq: the last event's position, after the events stored
     " (SELECT 1 FROM runs WHERE run_id = ?3 AND status NOT IN ('running', ?4)) THEN NULL"
     " ELSE ?2 END)"
 )
+_INSERT_AFTER_END = (  # a batch of its own, only if the run is finished
+    "INSERT INTO event_batches (seq, run_id, events)"
+    " SELECT (SELECT coalesce(max(seq), 0) FROM event_batches) + 1, ?2, ?1"
+    " WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?2 AND status IN ('completed', 'failed'))"
+)
 _INSERT_RUN = (
     "INSERT OR REPLACE INTO runs (run_id, status, input, created_at, updated_at, runner, owner)"
     " VALUES (?, 'running', ?, ?, ?, ?, ?)"
@@ -462,6 +467,18 @@ class SQLiteRunStore(RunStore):
         elif loop not in self._scheduled:
             self._scheduled.add(loop)
             loop.call_soon(self._flush_soon, loop)
+
+    def add_event_after_end(self, event: Event) -> bool:
+        """Store ``event`` after its finished run's end (see :class:`RunStore`), committed
+        before the call returns."""
+        blobs: dict[str, str] = {}
+        item = _event_item(event, blobs)
+        run_id = event.run_id
+        check_event_keys(str(self.path), event.event_id, event.type, run_id, event.source)
+        with self._write() as conn:
+            self._put_blobs(conn, blobs)
+            cursor = conn.execute(_INSERT_AFTER_END, (f"[{item}]", run_id))
+        return cursor.rowcount == 1
 
     def get_events(self, run_id: str) -> list[Event]:
         if self._db.unknown(run_id):
