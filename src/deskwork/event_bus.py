@@ -7,7 +7,8 @@ read with :meth:`EventBus.get_errors` or awaited with :meth:`EventBus.await_pend
 A desk's runs hand their events (stored already) to :meth:`EventBus.deliver`; an event
 given to :meth:`EventBus.emit` or :meth:`EventBus.aemit` (a custom event of the user's)
 first goes to the bus's recorders (:meth:`EventBus.add_recorder`): the desk stores it with
-the run it names while that run is running on the desk.
+the run it names while that run is running on the desk, and after the run's end once the
+desk ended it (``docs/stores.md``).
 """
 
 from __future__ import annotations
