@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ from deskwork.cli._target import load_attribute
 from deskwork.core.redact import describe_exception, exception_text, redact
 from deskwork.evals._case import EvalCase
 from deskwork.evals._run import evaluate
+from deskwork.evals._scorers import DEFAULT_SCORER_TIMEOUT
 from deskwork.exceptions import ConfigurationError
 
 __all__ = ["add_eval_parser", "run_eval"]
@@ -40,6 +42,13 @@ def add_eval_parser(
         "--threshold", type=float, default=1.0, help="pass rate needed to exit 0 (default 1.0)"
     )
     parser.add_argument("--concurrency", type=int, default=1, help="cases run at once")
+    parser.add_argument(
+        "--scorer-timeout",
+        type=float,
+        default=DEFAULT_SCORER_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds a scorer may take on a case (default 60; 0: no limit)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     store_options(parser)
 
@@ -49,11 +58,16 @@ def run_eval(args: argparse.Namespace) -> int:
     if not 0.0 <= args.threshold <= 1.0 or args.concurrency < 1:
         print("error: --threshold must be in [0, 1] and --concurrency >= 1", file=sys.stderr)
         return 2
+    if not 0.0 <= args.scorer_timeout < math.inf:  # NaN too
+        print("error: --scorer-timeout must be a number of seconds >= 0", file=sys.stderr)
+        return 2
+    scorer_timeout = args.scorer_timeout or None
     try:
         cases = _cases(load_attribute(args.cases))
         runner = _made(load_attribute(args.runner), want="arun")
         desk = _desk(args)
-        result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency)
+        result = evaluate(runner, cases, desk=desk, concurrency=args.concurrency,
+                          scorer_timeout=scorer_timeout)  # fmt: skip
     except (_UsageError, ConfigurationError) as exc:
         print(f"error: {exception_text(exc)}", file=sys.stderr)
         return 2
