@@ -15,6 +15,7 @@ import pytest
 from deskwork import Desk, Event, EventBus, Job, Worker
 from deskwork.core.event import EventType, new_event
 from deskwork.store import InMemoryRunStore, RunStore, SQLiteRunStore
+from deskwork.store._blobs import MAX_STORED_CHARS
 from deskwork.testing import ScriptedAdapter, call_tool, reply
 from deskwork.tools import tool
 from deskwork.utils import new_id, utc_now
@@ -119,3 +120,18 @@ def test_a_run_another_process_ended_takes_nothing_after_that_end(tmp_path: Path
     assert store.get_events(report.run_id)[-1].type == "run.failed"
     store.close()
     other.close()
+
+
+def test_a_late_event_the_store_refuses_is_a_bus_error_and_still_delivered() -> None:
+    desk = Desk(model="scripted/m", adapter=ScriptedAdapter([reply("a")]),
+                run_store=InMemoryRunStore())  # fmt: skip
+    seen: list[Event] = []
+    desk.event_bus.subscribe("custom.progress", seen.append)
+    report = desk.run(Worker(name="w"), Job(input="go"))
+
+    desk.event_bus.emit(custom(report.run_id, text="x" * (MAX_STORED_CHARS + 1)))
+
+    assert len(seen) == 1
+    (error,) = desk.event_bus.get_errors()
+    assert "larger than a run store keeps" in str(error)
+    assert desk.run_store.get_events(report.run_id)[-1].type == "run.completed"
