@@ -5,7 +5,8 @@ Every module creates its logger with :func:`get_stdlib_logger`, not ``logging.ge
 rewrites each record before any handler sees it:
 
 - the message, with its arguments merged in, is redacted (:func:`~deskwork.core.redact.
-  redact_text`) and the arguments dropped, so ``%r`` of a callback or a key is covered too;
+  redact_log_text`: a credential header's line too) and the arguments dropped, so ``%r`` of
+  a callback or a key is covered too;
 - an exception's traceback is formatted as the standard :class:`logging.Formatter` does,
   redacted into ``record.exc_text``, and ``record.exc_info`` cleared: the standard formatter
   prints the redacted traceback (its type, frames and last line, a chained cause's too), and no
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import logging
 
-from deskwork.core.redact import redact_text
+from deskwork.core.redact import redact_log_text as redact_text
 
 __all__ = ["get_stdlib_logger"]
 

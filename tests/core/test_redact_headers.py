@@ -104,3 +104,33 @@ def test_a_provider_error_echoing_the_headers_is_stored_without_them(
     failed = [e for e in store.get_events(report.run_id) if e.type == EventType.LLM_FAILED]
     assert failed and "gw9xyz" not in failed[0].payload["error_message"]
     assert "s=abc" not in repr(store.get_events(report.run_id))
+
+
+async def test_the_error_an_adapter_raises_keeps_no_header_it_echoed(
+    server: OpenAICompatServer,
+) -> None:
+    """What a durable desk pickles, or an application logs, of the provider's error."""
+    import pickle
+
+    server.enqueue(ServerReply.error(500, "upstream said: Cookie: s=abc\nX-Gateway-Key: gw9"))
+    adapter = LiteLLMAdapter(api_base=server.base_url, api_key="sk-test-0123456789")
+    with pytest.raises(Exception) as raised:
+        await adapter.acomplete(
+            model="openai/test-model", messages=[{"role": "user", "content": "x"}], tools=None,
+            tool_choice=None, temperature=None, max_tokens=None, stream=False,
+            stream_options=None,
+        )  # fmt: skip
+    await adapter.aclose()
+    assert getattr(raised.value, "status_code", None) == 500  # still a retriable 500
+    kept = pickle.dumps(raised.value)
+    assert b"s=abc" not in kept and b"gw9" not in kept
+    assert "Cookie: <redacted>" in str(raised.value)
+
+
+def test_a_log_line_keeps_no_header_it_quotes(caplog: pytest.LogCaptureFixture) -> None:
+    from deskwork._logs import get_stdlib_logger
+
+    logger = get_stdlib_logger("deskwork.test_redact_headers")
+    with caplog.at_level("WARNING", logger=logger.name):
+        logger.warning("request sent with %s", "Cookie: s=abc; t=1")
+    assert caplog.messages == ["request sent with Cookie: <redacted>"]

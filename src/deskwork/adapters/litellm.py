@@ -37,6 +37,7 @@ from deskwork.adapters.base import (
 )
 from deskwork.adapters.cost import calculate_cost, cost_from_usage
 from deskwork.core.redact import (
+    hide_header_lines,
     hide_values,
     known_credentials,
     linked_exceptions,
@@ -133,12 +134,14 @@ class ProviderReplyError(DeskworkError):
 
 
 def _hide_in_error(exc: BaseException, secrets: list[str]) -> None:
-    """Mask ``secrets`` in ``exc``'s message and in what it keeps of the server's answer
-    (``body``, which a durable desk pickles into its store), in place, and in every exception
-    linked to it (a mid-stream error's text ends with its original exception's): its type,
-    status and headers stay, so the desk still classifies and retries it."""
+    """Mask ``secrets`` and the values of credential headers it quotes (``Cookie: a=b``,
+    whatever their shape: :func:`hide_header_lines`) in ``exc``'s message and in what it
+    keeps of the server's answer (``body``, which a durable desk pickles into its store), in
+    place, and in every exception linked to it (a mid-stream error's text ends with its
+    original exception's): its type, status and headers stay, so the desk still classifies
+    and retries it."""
     for linked in linked_exceptions(exc):
-        rewrite_exception(linked, lambda value: hide_values(value, secrets))
+        rewrite_exception(linked, lambda value: hide_values(hide_header_lines(value), secrets))
 
 
 _hidden_in_logs: ContextVar[tuple[str, ...]] = ContextVar("_hidden_in_logs", default=())
@@ -228,13 +231,12 @@ class LiteLLMAdapter(BaseModelAdapter):
     def _no_credentials(self) -> Iterator[None]:
         """A server may echo the key it was sent in its error body, and a key without a
         recognisable shape (an Azure key is 32 hex digits) passes the desk's pattern-based
-        redaction: errors leave the adapter with every key it knows masked."""
+        redaction: errors leave the adapter with every key it knows masked, and the value of
+        every credential header they quote (``X-Api-Key: abc123``)."""
         try:
             yield
         except Exception as exc:
-            secrets = self._credentials()
-            if secrets:
-                _hide_in_error(exc, secrets)
+            _hide_in_error(exc, self._credentials())
             raise
 
     @functools.cached_property

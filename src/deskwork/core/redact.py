@@ -18,6 +18,7 @@ __all__ = [
     "describe_exception",
     "exception_tells_secrets",
     "exception_text",
+    "hide_header_lines",
     "hide_values",
     "known_credentials",
     "linked_exceptions",
@@ -25,6 +26,7 @@ __all__ = [
     "redact",
     "redact_exception",
     "redact_headers",
+    "redact_log_text",
     "redact_model",
     "redact_model_json",
     "redact_text",
@@ -169,6 +171,30 @@ def _header_lines(text: str) -> str:
     if ":" not in text:
         return text
     return _header_line().sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+
+
+def redact_log_text(text: str) -> str:
+    """:func:`redact_text` of ``text``, and the value of a credential header's line
+    (``Cookie: a=b``, ``X-Gateway-Key: abc``) even in a text with no key word, in which
+    :func:`redact_text` (the events' hot path) does not look for one: for the texts of an
+    error, a traceback or a log record, which echo a request's headers."""
+    return _header_lines(redact_text(text))
+
+
+def hide_header_lines(value: Any) -> Any:
+    """``value`` (a text, or JSON-like data holding texts: what an error keeps of a
+    server's answer) with its credential headers' values replaced: in header lines
+    (:func:`redact_log_text`'s) and in header dicts (:func:`redact_headers`'s)."""
+    if isinstance(value, str):
+        return _header_lines(value)
+    if isinstance(value, dict):
+        return {
+            key: redact_headers(item) if _names_headers(key) else hide_header_lines(item)
+            for key, item in value.items()
+        }
+    if type(value) in (list, tuple):
+        return type(value)(hide_header_lines(item) for item in value)
+    return value
 
 
 _CREDENTIAL_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
@@ -352,7 +378,7 @@ def exception_text(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         return f"<the {type(exc).__name__}'s message could not be read>"
-    return _header_lines(redact_text(text))  # a header a request's error echoes, too
+    return redact_log_text(text)  # a header a request's error echoes, too
 
 
 def redacted_preview(text: str, limit: int) -> str:
@@ -368,7 +394,7 @@ def traceback_text(error: BaseException) -> str:
     import traceback  # with the first traceback kept, not with deskwork
 
     lines = traceback.format_exception(type(error), error, error.__traceback__)
-    return redact_text("".join(lines))
+    return redact_log_text("".join(lines))
 
 
 def may_hold_secrets(text: str) -> bool:
