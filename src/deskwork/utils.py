@@ -62,7 +62,16 @@ def utc_now() -> datetime:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Convert models, dataclasses and containers into JSON-compatible values."""
+    """Convert models, dataclasses and containers into JSON-compatible values.
+
+    A dict's keys become texts (``str(key)``). Two keys of one dict that become the same
+    text (``1`` and ``"1"``) are refused, not merged: one of the two values would be lost
+    without a word. A model is dumped by Pydantic (``model_dump(mode="json")``), whose own
+    rules apply inside it.
+
+    Raises:
+        ValueError: two keys of a dict become the same text; the error names them.
+    """
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, BaseModel):
@@ -73,7 +82,10 @@ def to_jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_jsonable(dataclasses.asdict(value))
     if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
+        converted = {str(k): to_jsonable(v) for k, v in value.items()}
+        if len(converted) < len(value):
+            raise ValueError(_colliding_keys(value))
+        return converted
     if isinstance(value, list | tuple | set | frozenset):
         return [to_jsonable(v) for v in value]
     if isinstance(value, datetime):
@@ -81,6 +93,21 @@ def to_jsonable(value: Any) -> Any:
     import json  # loaded by the first value that needs it, not with deskwork
 
     return json.loads(json.dumps(value, default=str))
+
+
+def _colliding_keys(value: dict[Any, Any]) -> str:
+    """What :func:`to_jsonable` says of a dict two of whose keys become the same text."""
+    seen: dict[str, Any] = {}
+    for key in value:
+        text = str(key)
+        if text in seen:
+            first, second = (repr(k)[:80] for k in (seen[text], key))
+            return (
+                f"the keys {first} and {second} of one dict are both the JSON key"
+                f" {text[:80]!r}: one of their values would be lost; give them distinct keys"
+            )
+        seen[text] = key
+    return "two keys of one dict are the same JSON key"  # (a key whose str() changes)
 
 
 def nan_as_null(value: Any) -> Any:
