@@ -261,7 +261,9 @@ def test_tools_override_rules(caplog: pytest.LogCaptureFixture) -> None:
     assert results[2].startswith("Error: unknown tool 'b'")  # not part of this run
     assert [r.getMessage() for r in caplog.records if r.name == "deskwork.runtime"] == [
         "worker 'w': Job.tools_override entries ignored (not a Tool, nor the name of one of"
-        " the worker's tools: a, b): 'missing', int object"
+        " the worker's tools: a, b): 'missing', int object",
+        "worker 'w': Job.tools_override gives different tools of the same name ('a'): the"
+        " last entry of each name is the tool of this run, the others are not offered",
     ]  # once for the run, not at each of its model calls
 
 

@@ -57,7 +57,9 @@ class Job(DeskworkModel):
     tools_override: list[Any] | None = None
     """Per-run tool list: ``Tool`` instances and/or tool names resolved from the worker.
     Other entries (a name the worker has no tool of) are ignored, with a warning on the
-    ``deskwork.runtime`` logger naming them when the run starts."""
+    ``deskwork.runtime`` logger naming them when the run starts. Entries that give
+    different tools of one name leave the last of them, with a warning naming that name
+    (the model is offered one tool a name); the same tool or name twice is one entry."""
     response_schema: Any = None
     """A Pydantic model class or a ``TypeAdapter`` for structured output."""
     constraints: str | list[str] | None = None

@@ -148,26 +148,42 @@ def new_message(**named: Any) -> Message:
 
 
 def resolve_tools(worker: Worker, job: Job, *, warn: bool = False) -> dict[str, Tool]:
-    """The tools for this run: the worker's, or ``job.tools_override`` (last entry wins).
+    """The tools for this run: the worker's, or those ``job.tools_override`` gives.
 
     An override entry that is neither a ``Tool`` nor the name of one of the worker's tools
-    is ignored; with ``warn`` (once per run, at its start) a warning names those entries.
+    is ignored. Entries that give different tools of one name leave the last of them (the
+    documented rule of ``tools_override``; the same tool or name twice is one entry). With
+    ``warn`` (once per run, at its start) a warning names the ignored entries, and another
+    the names given to several tools: the model is offered only one tool of a name.
     """
     if job.tools_override is None:
         return {t.name: t for t in worker.tools}
     own = {t.name: t for t in worker.tools}
     resolved: dict[str, Tool] = {}
     ignored: list[str] = []
+    replaced: set[str] = set()
     for entry in job.tools_override:
         if isinstance(entry, Tool):
-            resolved[entry.name] = entry
+            tool = entry
         elif isinstance(entry, str) and entry in own:
-            resolved[entry] = own[entry]
+            tool = own[entry]
         else:
             ignored.append(
                 repr(entry) if isinstance(entry, str) else f"{type(entry).__name__} object"
             )
-    if warn and ignored:
+            continue
+        if resolved.get(tool.name, tool) is not tool:
+            replaced.add(tool.name)
+        resolved[tool.name] = tool
+    if warn:
+        _warn_overrides(worker, own, ignored, replaced)
+    return resolved
+
+
+def _warn_overrides(
+    worker: Worker, own: dict[str, Tool], ignored: list[str], replaced: set[str]
+) -> None:
+    if ignored:
         _log.warning(
             "worker %r: Job.tools_override entries ignored (not a Tool, nor the name of one of"
             " the worker's tools: %s): %s",
@@ -175,7 +191,13 @@ def resolve_tools(worker: Worker, job: Job, *, warn: bool = False) -> dict[str, 
             ", ".join(sorted(own)) or "none",
             ", ".join(ignored),
         )
-    return resolved
+    if replaced:
+        _log.warning(
+            "worker %r: Job.tools_override gives different tools of the same name (%s): the"
+            " last entry of each name is the tool of this run, the others are not offered",
+            worker.name,
+            ", ".join(repr(name) for name in sorted(replaced)),
+        )
 
 
 def _user_content(value: Any) -> str | list[dict[str, Any]]:
