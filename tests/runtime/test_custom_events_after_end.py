@@ -93,7 +93,7 @@ def test_a_paused_run_and_run_events_take_nothing_after_the_end() -> None:
     assert desk.run_store.get_events(paused.run_id)[-1].type == "run.paused"
 
     done = desk.run(Worker(name="v"), Job(input="hi"))
-    for fake in ("run.completed", "run.started", "run.resumed"):
+    for fake in ("run.completed", "run.started", "run.resumed", "run.reviewed"):
         desk.event_bus.emit(custom(done.run_id, fake))
     assert desk.run_store.get_events(done.run_id)[-1].type == "run.completed"
 

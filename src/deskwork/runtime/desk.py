@@ -583,9 +583,11 @@ class Desk:
         runs deliver theirs stored already) with the run it names, the payload redacted:
         while that run runs on this desk, in order with the run's events (in its report's
         too); once this desk stored the run's end (completed or failed; one of its last
-        :data:`LIVE_CACHE_LIMIT` runs), after that end (``add_event_after_end``). An event
-        of no run of this desk, of a paused run or of a run another process ended is only
-        delivered (``docs/stores.md``)."""
+        :data:`LIVE_CACHE_LIMIT` runs), after that end (``add_event_after_end``), unless its
+        type starts with ``run.``: a log's last ``run.*`` event tells whether the run ended
+        (the event stream of ``deskwork.serve`` reads it so). An event of no run of this
+        desk, of a paused run or of a run another process ended is only delivered
+        (``docs/stores.md``)."""
         run_id = event.run_id
         config = self._running.get(run_id)
         ended = self._ended.get(run_id, _NOT_ENDED)
@@ -595,7 +597,7 @@ class Desk:
         with self._ending[hash(run_id) % _ENDING_STRIPES]:
             ended = self._ended.get(run_id, _NOT_ENDED)
             if ended is _ENDED_HERE:
-                if event.type not in _RUN_LIFECYCLE:  # one end, and nothing begins after it
+                if not event.type.startswith("run."):  # the log's last run.* is its end
                     self.run_store.add_event_after_end(stored)
                 return
             if ended is not _NOT_ENDED or config is None:
@@ -993,8 +995,6 @@ CANCELLED = "run cancelled"
 """The error of a run that a cancel ended ``failed``."""
 
 _REOPENING_EVENTS = frozenset({EventType.RUN_RESUMED, EventType.RUN_RECOVERED})
-_RUN_LIFECYCLE = frozenset(t.value for t in EventType if t.value.startswith("run."))
-"""``run.*`` events: never stored after a run's end (a custom event may not fake them)."""
 _ENDED_HERE = True
 """``Desk._ended``'s value for a run whose end this desk stored (``None``: one another
 process ended, whose run this desk stopped): only the first takes events after its end."""

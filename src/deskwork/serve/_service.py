@@ -159,11 +159,15 @@ def _end_frame(event: Event) -> bytes:
     return sse_frame({"status": event.type.removeprefix("run.")}, event="end")
 
 
-def _log_end(stored: list[Event]) -> int | None:
+def _log_end(stored: list[Event], start: int = 0) -> int | None:
     """The position of the end event that closes the run's stored log, or ``None`` while
     the run goes on: its last ``run.*`` event, if an end. Custom events stored after a
-    finished run's end (``RunStore.add_event_after_end``) may follow it."""
-    for index in range(len(stored) - 1, -1, -1):
+    finished run's end (``RunStore.add_event_after_end``) may follow it; the desk stores
+    none whose type starts with ``run.`` there (``Desk._store_emitted``).
+
+    Only ``stored[start:]`` is read: a log only grows, so with no end in ``stored[:start]``
+    (an earlier read of it found none), a new end is in what was added since."""
+    for index in range(len(stored) - 1, start - 1, -1):
         kind = stored[index].type
         if kind in END_EVENTS:
             return index
@@ -172,11 +176,12 @@ def _log_end(stored: list[Event]) -> int | None:
     return None
 
 
-def _ended_behind(stored: list[Event], position: int) -> int | None:
+def _ended_behind(stored: list[Event], position: int, start: int) -> int | None:
     """The position of the run's stored end if the stream has passed it without that
     end: another process ended the run while this one ran it, and the stream got live
-    events of the run that the store refused after that end (their commit came later)."""
-    end = _log_end(stored)
+    events of the run that the store refused after that end (their commit came later).
+    ``stored[:start]`` holds no end (:func:`_log_end`)."""
+    end = _log_end(stored, start)
     return end if end is not None and end < position else None
 
 
@@ -509,6 +514,7 @@ class RunService:
             await write(_end_frame(stored[end]))
             return
         take_now = None if direct is None else cursor.write_now
+        scanned = len(stored)  # no end in the log up to here
         while not cursor.ended:
             if sub.ready or await sub.wait(take_now):
                 frames = cursor.frames(sub.take())
@@ -516,10 +522,11 @@ class RunService:
                 return
             else:  # a tick without live events: the store, for runs of other processes
                 stored = self.desk.run_store.get_events(run_id)
-                behind = _ended_behind(stored, cursor.position)
+                behind = _ended_behind(stored, cursor.position, scanned)
                 if behind is not None:
                     await write(_stored_end_frames(stored, behind))
                     return
+                scanned = len(stored)  # (an end at or past the position ends the cursor)
                 batch = [Outgoing(e) for e in stored[cursor.position :]]
                 frames = cursor.frames(batch, stored=True)
             if frames:
