@@ -43,6 +43,11 @@ class EventType(StrEnum):
     TOOL_STARTED = "tool.started"
     TOOL_COMPLETED = "tool.completed"
     TOOL_FAILED = "tool.failed"
+    TOOL_RETRY = "tool.retry"
+    """A failed attempt of a tool with ``retries`` that is tried again: ``tool_call_id``,
+    ``attempt`` (1 for the first), ``retries``, ``wait_seconds``, ``error_type``,
+    ``error_message`` (redacted), ``timed_out``. The call's end is ``tool.completed`` or
+    ``tool.failed`` as ever."""
     TOOL_CONFIRMATION_REQUESTED = "tool.confirmation_requested"
     TOOL_USER_INPUT_REQUESTED = "tool.user_input_requested"
     STREAM_TOKEN = "stream.token"

@@ -10,7 +10,7 @@ from typing import Any
 from deskwork._aio import gather_or_cancel
 from deskwork.core.event import EventType
 from deskwork.core.pending import PendingAction
-from deskwork.core.redact import REDACTED, redact
+from deskwork.core.redact import REDACTED, redact, redact_text
 from deskwork.core.tool_call import ToolCall, ToolResult
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._answers import answer_schema
@@ -19,7 +19,7 @@ from deskwork.runtime.steps import Failure, Interruption, RunAgain
 from deskwork.store._blobs import check_sizes, check_text
 from deskwork.store._errors import StoreError
 from deskwork.tools.base import Tool
-from deskwork.tools.execution import aexecute_tool, tool_result_from_value
+from deskwork.tools.execution import RetryListener, aexecute_tool, tool_result_from_value
 from deskwork.utils import new_id
 
 __all__ = [
@@ -156,9 +156,32 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
         if tool.pre:  # what a pre-hook changes (a credential it adds) reaches the tool only,
             # not the history the model is sent again: that keeps the call the model made
             request = request.model_copy(update={"arguments": copy.deepcopy(request.arguments)})
-        result = _storable(call.name, await aexecute_tool(tool, request, pool=run.config.tool_pool))
+        on_retry = _retry_events(run, call, tool.retries) if tool.retries else None
+        result = await aexecute_tool(tool, request, pool=run.config.tool_pool, on_retry=on_retry)
+        result = _storable(call.name, result)
     call.result = result
     _emit_result(run, call, result)
+
+
+def _retry_events(run: WorkerRun, call: ToolCall, retries: int) -> RetryListener:
+    """What emits ``tool.retry`` for each failed attempt of ``call`` that is tried again."""
+
+    def on_retry(attempt: int, wait: float, result: ToolResult) -> None:
+        run.emit(
+            EventType.TOOL_RETRY,
+            {
+                "tool_call_id": call.id,
+                "attempt": attempt,
+                "retries": retries,
+                "wait_seconds": round(wait, 3),
+                "error_type": result.exception_type,
+                "error_message": redact_text(result.error or "")[:2000],
+                "timed_out": result.timed_out,
+            },
+            source=call.name,
+        )
+
+    return on_retry
 
 
 def _storable(name: str, result: ToolResult) -> ToolResult:

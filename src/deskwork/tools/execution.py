@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import inspect
 import json
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,11 @@ from deskwork.utils import nan_as_null, to_jsonable
 if TYPE_CHECKING:  # asyncio is imported by the first tool call, not with deskwork
     import asyncio
 
-__all__ = ["aexecute_tool", "execute_tool", "tool_result_from_value"]
+__all__ = ["RetryListener", "aexecute_tool", "execute_tool", "tool_result_from_value"]
+
+RetryListener = Callable[[int, float, ToolResult], None]
+"""Told of each failed attempt of a call that will be retried: the attempt's number (1 for
+the first), the seconds to wait before the next, and the attempt's failed result."""
 
 
 async def aexecute_tool(
@@ -41,6 +45,7 @@ async def aexecute_tool(
     *,
     cancel_event: asyncio.Event | None = None,
     pool: ToolThreadPool | None = None,
+    on_retry: RetryListener | None = None,
 ) -> ToolResult:
     """Run ``tool`` for ``call`` and return its result.
 
@@ -79,11 +84,15 @@ async def aexecute_tool(
         cancel_event: when set while the tool runs, the tool is cancelled; when already set,
             the tool is not called (a retry is not started once it is set).
         pool: the thread pool for sync tools (default: the process-wide pool).
+        on_retry: called with each failed attempt that a tool with ``retries`` will retry
+            (its number, the wait before the next, its result: a worker run emits
+            ``tool.retry``), before the wait; not called for the last attempt, nor for a
+            call that succeeds at once. What it raises goes up to the caller.
     """
     hook = tool_step_hook.get()
     if hook is not None:  # a durable run: the whole call is one checkpointed step
-        return await hook(tool, call, lambda: _execute(tool, call, cancel_event, pool))
-    return await _execute(tool, call, cancel_event, pool)
+        return await hook(tool, call, lambda: _execute(tool, call, cancel_event, pool, on_retry))
+    return await _execute(tool, call, cancel_event, pool, on_retry)
 
 
 async def _execute(
@@ -91,6 +100,7 @@ async def _execute(
     call: ToolCall,
     cancel_event: asyncio.Event | None,
     pool: ToolThreadPool | None,
+    on_retry: RetryListener | None = None,
 ) -> ToolResult:
     # no coroutine for what a call does not use (hooks, retries): each costs ~0.5 us
     failure = await _run_pre_hooks(tool, call) if tool.pre else None
@@ -102,7 +112,7 @@ async def _execute(
         result = _error(str(exc), exc)
     else:
         if tool.retries:  # the hooks run around each attempt
-            return await _call_with_retries(tool, call, arguments, cancel_event, pool)
+            return await _call_with_retries(tool, call, arguments, cancel_event, pool, on_retry)
         result = await _call_once(tool, arguments, cancel_event, pool)
     return await _run_post_hooks(tool, call, result) if tool.post else result
 
@@ -201,6 +211,7 @@ async def _call_with_retries(
     arguments: dict[str, Any],
     cancel_event: asyncio.Event | None,
     pool: ToolThreadPool | None,
+    on_retry: RetryListener | None,
 ) -> ToolResult:
     """Call the tool until it succeeds, up to ``1 + tool.retries`` times, with backoff.
 
@@ -208,6 +219,7 @@ async def _call_with_retries(
     (the first attempt's ran before validation). A hook that raises ends the call with its
     failure: no further attempt. ``cancel_event`` set during the wait between attempts ends
     the wait: the call's result is then the cancelled one, and no pre-hook runs for it.
+    ``on_retry`` hears of each failed attempt that is retried, before the wait.
     """
     attempt = 0
     while True:
@@ -219,7 +231,10 @@ async def _call_with_retries(
             return result
         # 2**1024 is past a float: the doubling stops at 2**64 (a retry_delay of 0.0 retries
         # at once, however many retries)
-        await _backoff(tool.retry_delay * 2 ** min(attempt, 64), cancel_event)
+        wait = tool.retry_delay * 2 ** min(attempt, 64)
+        if on_retry is not None:
+            on_retry(attempt + 1, wait, result)
+        await _backoff(wait, cancel_event)
         attempt += 1
         if cancel_event is not None and cancel_event.is_set():
             continue  # _call_once answers cancelled, for an attempt that never starts
