@@ -18,6 +18,7 @@ from deskwork.evals import EvalCase, contains, evaluate, llm_judge, tool_called
 from deskwork.exceptions import ConfigurationError
 from deskwork.store import InMemoryRunStore
 from deskwork.testing import ScriptedAdapter, reply
+from deskwork.utils import check_seconds
 
 
 def _desk(tmp_path: Path) -> tuple[Desk, ScriptedAdapter]:
@@ -126,9 +127,12 @@ def test_scorers_within_the_timeout_score_as_before(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True, "60"])
 def test_a_scorer_timeout_no_scorer_could_meet_is_refused(tmp_path: Path, bad: Any) -> None:
     desk, adapter = _desk(tmp_path)
-    with pytest.raises(ConfigurationError, match="scorer_timeout must be a number of seconds"):
+    with pytest.raises(ConfigurationError) as refused:
         evaluate(Worker(name="w"), [EvalCase(input="hi")], desk=desk, scorer_timeout=bad)
     assert adapter.calls == []
+    with pytest.raises(ConfigurationError) as standard:  # every timeout's own words
+        check_seconds(bad, "scorer_timeout")
+    assert str(refused.value) == str(standard.value)
 
 
 def test_no_scorer_timeout_runs_sync_scorers_on_the_loop_thread(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,7 +21,7 @@ from deskwork.evals._case import (
 )
 from deskwork.evals._scorers import DEFAULT_SCORER_TIMEOUT, exact, run_scorer
 from deskwork.exceptions import ConfigurationError
-from deskwork.utils import is_integer, to_jsonable
+from deskwork.utils import check_seconds, is_integer, to_jsonable
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
@@ -104,14 +103,7 @@ def _check_arguments(desk: Any, scorers: Any, concurrency: Any, scorer_timeout: 
         raise ConfigurationError(f"desk must be a Desk, not {type(desk).__name__}")
     if not is_integer(concurrency) or concurrency < 1:
         raise ConfigurationError(f"concurrency must be an int >= 1, not {concurrency!r}")
-    if scorer_timeout is not None and not (
-        isinstance(scorer_timeout, int | float)
-        and not isinstance(scorer_timeout, bool)
-        and 0 < scorer_timeout < math.inf
-    ):
-        raise ConfigurationError(
-            f"scorer_timeout must be a number of seconds > 0 or None, not {scorer_timeout!r}"
-        )
+    check_seconds(scorer_timeout, "scorer_timeout")
     try:
         check_scorers(scorers)
     except ValueError as exc:
