@@ -140,7 +140,9 @@ def test_reactive_compaction_summarizes_and_retries() -> None:
     assert "message 0" in adapter.calls[1]["messages"][0]["content"]
     retry = adapter.calls[2]["messages"]
     assert retry[0] == {"role": "system", "content": "sys"}
-    assert retry[1]["role"] == "system" and "SUMMARY" in retry[1]["content"]
+    # the kept messages start with a reply: the summary is the user's (Anthropic's rule)
+    assert retry[1]["role"] == "user" and "SUMMARY" in retry[1]["content"]
+    assert retry[2]["role"] == "assistant"
     assert len(retry) == 2 + SUMMARY_TAIL_MESSAGES
     assert retry[-1] == {"role": "user", "content": "latest question"}
     summarized = next(e for e in report.events if e.type == "worker.context_summarized")
@@ -216,7 +218,7 @@ def test_repeated_compaction_folds_earlier_summaries_in() -> None:
     assert "S1" in adapter.calls[2]["messages"][0]["content"]
     assert "S2" in adapter.calls[4]["messages"][0]["content"]
     final = adapter.calls[-1]["messages"]
-    summaries = [m for m in final if m["role"] == "system"]
+    summaries = [m for m in final if "Summary of the earlier" in str(m["content"])]
     assert len(summaries) == 1 and "S3" in summaries[0]["content"]
 
 
@@ -244,7 +246,7 @@ def test_compaction_keeps_tool_call_groups_together() -> None:
     desk.run(Worker(name="w"), Job(initial_messages=history))
     sent = adapter.calls[1]["messages"]
     roles = [m["role"] for m in sent]
-    assert roles[0] == "system" and roles[1] == "assistant"
+    assert roles[0] == "user" and roles[1] == "assistant"  # the summary is the user's
     assert roles[2:] == ["tool", "tool", "tool"]
     assert [c["id"] for c in sent[1]["tool_calls"]] == ["a", "b", "c"]
 

@@ -69,8 +69,10 @@ class RunConfig:
     worker's instructions, a memory context), one summary and the most recent messages:
     ``SUMMARY_TAIL_MESSAGES`` (4), fewer when that would leave more than the limit (at
     least one). The history stays over the limit only when the leading system messages
-    alone nearly fill it, or when the oldest kept message is a tool result (a call and its
-    results stay together)."""
+    alone nearly fill it, or when the recent messages are all results of one call (a call
+    and its results stay together). The kept messages never start with a tool result; when
+    they start with an assistant message, the summary is a user message (Anthropic refuses
+    a history that does not start with the user's)."""
     default_model: str | None = None
     """Model for workers without their own model."""
     model: str | None = None

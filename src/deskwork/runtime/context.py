@@ -4,7 +4,9 @@ Reactive compaction runs when a model call fails with a context-limit error; pro
 compaction runs before a call when history exceeds ``max_context_messages``. Both keep
 the leading system messages, a summary of the rest and the ``SUMMARY_TAIL_MESSAGES`` most
 recent messages (fewer when that would leave more than ``max_context_messages``), never
-splitting an assistant tool-call message from its tool results.
+splitting an assistant tool-call message from its tool results. The summary is a system
+message, or a user message when the kept messages start with the assistant's: Anthropic
+refuses a history whose first message after the system ones is not the user's.
 """
 
 from __future__ import annotations
@@ -74,10 +76,7 @@ def _split(
     head_end = 0
     while head_end < len(messages) and messages[head_end].role == "system":
         head_end += 1
-    start = max(head_end, len(messages) - _tail_size(messages[:head_end], limit))
-    # never start the kept tail with tool results: include the call that produced them
-    while start > head_end and messages[start].role == "tool":
-        start -= 1
+    start = _clean_start(messages, head_end, _tail_size(messages[:head_end], limit))
     if start == head_end:
         return messages[:head_end], [], messages[start:]
     # an earlier summary is summarized again with the new messages (not kept beside the
@@ -85,6 +84,22 @@ def _split(
     head = [m for m in messages[:head_end] if m.metadata.get("deskwork") != SUMMARY_MARKER]
     earlier = [m for m in messages[:head_end] if m.metadata.get("deskwork") == SUMMARY_MARKER]
     return head, [*earlier, *messages[head_end:start]], messages[start:]
+
+
+def _clean_start(messages: list[Message], head_end: int, size: int) -> int:
+    """Where the kept tail (the ``size`` most recent messages) starts: after the tool
+    results it would start with, whose call is older and would be summarized away; back at
+    that call when nothing but its results would be left (the group kept whole, over
+    ``size``)."""
+    start = first = max(head_end, len(messages) - size)
+    while start < len(messages) and messages[start].role == "tool":
+        start += 1
+    if start < len(messages):
+        return start
+    start = first
+    while start > head_end and messages[start].role == "tool":
+        start -= 1
+    return start
 
 
 def _tail_size(system: list[Message], limit: int | None) -> int:
@@ -144,15 +159,18 @@ async def compact_messages(
 
     Keeps the leading system messages, a summary and the ``SUMMARY_TAIL_MESSAGES`` most
     recent messages; with ``limit``, fewer recent ones when all of them would be more than
-    ``limit`` (at least one; a tool-call group is kept whole). ``None`` means there was
-    nothing old enough to summarize.
+    ``limit`` (at least one, never a tool result first; a tool-call group is kept whole).
+    The summary is a user message when the kept messages start with an assistant one.
+    ``None`` means there was nothing old enough to summarize.
     """
     head, middle, tail = _split(messages, limit)
     if not middle:
         return None
     summary = await _summarize(adapter, model, _render(middle))
+    # Anthropic takes a history whose first message after the system ones is the user's
+    opens = next((m.role for m in tail if m.role != "system"), "user")
     note = Message(
-        role="system",
+        role="system" if opens == "user" else "user",
         content=f"Summary of the earlier conversation:\n{summary}",
         metadata={"deskwork": SUMMARY_MARKER},
     )
