@@ -7,6 +7,9 @@ events (the ``ag-ui-protocol`` package's types) while the desk runs the runner.
   ``"<run id>:<action id>"``. Send it back in ``resume`` (``status: resolved`` with the
   decision as ``payload``, or ``cancelled`` to decline) to continue the run.
 - Desk events without an AG-UI counterpart arrive as ``CUSTOM`` events named by their type.
+- A stream cut midway and asked for again (``llm.stream_restarted``) ends the text message
+  of its tokens; the ``CUSTOM`` event's ``discard_message_id`` names it for the client to
+  drop, and the reply comes again as a new message.
 """
 
 from __future__ import annotations
@@ -98,6 +101,8 @@ class AguiRun:
             return self._token(p) if p.get("type", "content") == "content" else []
         if kind == EventType.ASSISTANT_MESSAGE:
             return self._assistant(p)
+        if kind == EventType.LLM_STREAM_RESTARTED:
+            return self._restarted(p)
         if kind == EventType.TOOL_COMPLETED or kind == EventType.TOOL_FAILED:
             content = (
                 p.get("result_preview") if kind == EventType.TOOL_COMPLETED else p.get("error")
@@ -126,6 +131,18 @@ class AguiRun:
         delta = str(payload.get("token") or "")
         if delta:
             out.append(TextMessageContentEvent(message_id=self.open_message, delta=delta))
+        return out
+
+    def _restarted(self, payload: dict[str, Any]) -> list[BaseEvent]:
+        """A stream cut midway, asked for again: the text message of its tokens ends, and
+        the ``CUSTOM`` event names it (``discard_message_id``, ``None`` when no text went
+        out) for the client to drop; the reply asked again comes as a new message."""
+        partial, self.open_message = self.open_message, None
+        out: list[BaseEvent] = []
+        if partial is not None:
+            out.append(TextMessageEndEvent(message_id=partial))
+        value = {**to_jsonable(payload), "discard_message_id": partial}
+        out.append(CustomEvent(name=EventType.LLM_STREAM_RESTARTED.value, value=value))
         return out
 
     def _assistant(self, payload: dict[str, Any]) -> list[BaseEvent]:
