@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 
-from deskwork.core.redact import redact_log_text as redact_text
+from deskwork.core.redact import redact_log_text
 
 __all__ = ["get_stdlib_logger"]
 
@@ -44,15 +44,15 @@ class _Redacting(logging.Filter):
     """Redacts a record's message, arguments, traceback and stack in place."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = redact_text(_message(record))
+        record.msg = redact_log_text(_message(record))
         record.args = None
         if record.exc_info:
             record.exc_text = record.exc_text or _FORMATTER.formatException(record.exc_info)
             record.exc_info = None
         if record.exc_text:
-            record.exc_text = redact_text(record.exc_text)
+            record.exc_text = redact_log_text(record.exc_text)
         if record.stack_info:
-            record.stack_info = redact_text(record.stack_info)
+            record.stack_info = redact_log_text(record.stack_info)
         return True
 
 

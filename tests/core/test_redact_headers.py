@@ -14,9 +14,21 @@ import pytest
 from deskwork import Desk, EventType, Job, Worker
 from deskwork.adapters import LiteLLMAdapter
 from deskwork.core.event import new_event
-from deskwork.core.redact import REDACTED, describe_exception, redact, secret_header
+from deskwork.core.redact import (
+    REDACTED,
+    describe_exception,
+    exception_text,
+    hide_header_lines,
+    hide_values,
+    redact,
+    redact_log_text,
+    rewrite_exception,
+    secret_header,
+    traceback_text,
+)
 from deskwork.store import InMemoryRunStore
-from deskwork.testing import OpenAICompatServer, ServerReply
+from deskwork.testing import OpenAICompatServer, ScriptedAdapter, ServerReply, call_tool, reply
+from deskwork.tools import tool
 
 HEADERS = {
     "X-Api-Key": "abc123",
@@ -134,3 +146,98 @@ def test_a_log_line_keeps_no_header_it_quotes(caplog: pytest.LogCaptureFixture) 
     with caplog.at_level("WARNING", logger=logger.name):
         logger.warning("request sent with %s", "Cookie: s=abc; t=1")
     assert caplog.messages == ["request sent with Cookie: <redacted>"]
+
+
+# Plain error text that merely looks like a header line: what a model needs to fix its call.
+NOT_HEADERS = [
+    "partition-key: tenant_42 not found",
+    "index sort-key: created_at missing",
+    "token-count: 1532 over limit",
+    "the table's primary-key: user_id (see https://docs.example.com)",
+    "auth-method: oauth2 via https://x.io",
+    "cache-key: user:42 expired",
+    "x-ratelimit-remaining-tokens: 99",
+    "invalid page-token: abc given",
+]
+# a credential header as an error or a log quotes it, and the value that must not stay
+HEADER_LINES = [
+    ("Cookie: session=abc123def", "abc123def"),
+    ("Set-Cookie: sid=abc9; Path=/", "abc9"),
+    ("X-Gateway-Token: gt123", "gt123"),
+    ("Private-Token: pt456", "pt456"),
+    ("Authorization: Token abc789", "abc789"),
+    ("X-Api-Key: xk321", "xk321"),
+    ("rejected: X-Gateway-Key: gw9", "gw9"),
+    ("""{"Cookie": "sid=c00k", "Accept": "text/plain"}""", "c00k"),
+    ("headers={'x-goog-api-key': 'gk55'}", "gk55"),
+    ('Authorization: Digest username="bob", response="d1g3st"', "d1g3st"),
+]
+
+
+def _traceback_of(message: str) -> str:
+    try:
+        raise RuntimeError(message)
+    except RuntimeError as exc:
+        return traceback_text(exc)
+
+
+@pytest.mark.parametrize("text", NOT_HEADERS)
+def test_error_text_that_only_looks_like_a_header_stays_whole(text: str) -> None:
+    assert exception_text(ValueError(text)) == text
+    assert redact_log_text(text) == text
+    assert _traceback_of(text).rstrip().endswith(f"RuntimeError: {text}")
+    event = new_event("r1", "tool.failed", "w", {"error": describe_exception(ValueError(text))})
+    assert event.payload["error"] == f"ValueError: {text}"
+
+
+@pytest.mark.parametrize(("text", "value"), HEADER_LINES)
+def test_a_quoted_credential_header_is_redacted_in_errors_logs_and_tracebacks(
+    text: str, value: str
+) -> None:
+    for kept in (exception_text(ValueError(text)), redact_log_text(text), _traceback_of(text)):
+        assert value not in kept and REDACTED in kept
+
+
+def test_an_auth_scheme_is_one_of_the_known_ones_not_any_word() -> None:
+    assert redact_log_text("Authorization: denied for bob") == (
+        f"Authorization: {REDACTED} for bob"
+    )
+    assert redact_log_text("Proxy-Authorization: Basic Zm9v now") == (
+        f"Proxy-Authorization: {REDACTED} now"
+    )
+
+
+def test_a_tool_error_that_looks_like_a_header_reaches_the_model_whole() -> None:
+    @tool(name="lookup")
+    def lookup() -> str:
+        raise KeyError("partition-key: tenant_42 not found")
+
+    adapter = ScriptedAdapter([call_tool("lookup"), reply("done")])
+    store = InMemoryRunStore()
+    desk = Desk(model="scripted/m", adapter=adapter, run_store=store)
+    report = desk.run(Worker(name="w", tools=[lookup]), Job(input="go"))
+    assert report.status == "completed", report.errors
+    assert "partition-key: tenant_42 not found" in adapter.calls[1]["messages"][-1]["content"]
+    failed = [e for e in store.get_events(report.run_id) if e.type == EventType.TOOL_FAILED]
+    assert "partition-key: tenant_42 not found" in str(failed[0].payload)
+
+
+def test_an_error_with_nothing_to_hide_is_left_untouched() -> None:
+    """The adapter rewrites every error it raises: one with no credential keeps its very
+    attributes (what an application compares, or holds on to)."""
+    body = {"error": {"message": "model not found", "headers": {"Accept": "text/plain"}}}
+    exc = RuntimeError("404 model not found")
+    exc.body = body  # type: ignore[attr-defined]
+    args = exc.args
+    rewrite_exception(exc, lambda value: hide_values(hide_header_lines(value), ["sk-0123456789"]))
+    assert exc.body is body and exc.args is args  # type: ignore[attr-defined]
+    exc.body = {"error": "echoed Cookie: s=abc"}  # type: ignore[attr-defined]
+    rewrite_exception(exc, hide_header_lines)
+    assert exc.body == {"error": f"echoed Cookie: {REDACTED}"}  # type: ignore[attr-defined]
+
+
+def test_a_nested_value_under_a_key_that_is_not_text() -> None:
+    assert redact({1: {"headers": {"Cookie": "s=1"}}, "x": [1]}) == {
+        1: {"headers": {"Cookie": REDACTED}},
+        "x": [1],
+    }

@@ -100,8 +100,10 @@ def _pair(match: re.Match[str]) -> str:
 
 def redact_text(text: str) -> str:
     """Replace bearer tokens, provider keys, key-named values (``"password": "..."``), the
-    password of a URL (``postgresql://user:<redacted>@host/db``) and the value of a
-    credential header's line (``Authorization: <redacted>``, see :func:`secret_header`)."""
+    password of a URL (``postgresql://user:<redacted>@host/db``); in a text that holds one of
+    those, or a key word, the value of a credential header's line too (``Authorization:
+    <redacted>``). A header's line in a text with none of them (``Cookie: a=b``) is
+    :func:`redact_log_text`'s: this one is the events' hot path."""
     if not may_hold_secrets(text):
         return text
     pairs, url_password, values = _replacers()
@@ -114,12 +116,27 @@ _SECRET_HEADER_NAMES = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
 )
 _SECRET_HEADER_WORD = re.compile(r"token|secret|key|passw|auth")
-_HEADER_PART = r"(?:key|token|secret|password|passwd|auth)"
+# a credential header's line in a text (an error, a log record): a well-known name anywhere
+# (a word of its own), a generic credential name (x-...-key/token/secret, ...-api-key,
+# ...-token, ...-authorization) only where a header starts: a line's start, or after "{",
+# ",", ";", "(", "[", a quote or a colon ("rejected: X-Gateway-Key: ..."); not any "*-key"
+# (partition-key: tenant_42, sort-key: created_at, token-count: 1532 are not credentials)
+_KNOWN_HEADER = r"(?<![\w-])[\"']?(?:(?:proxy-)?authorization|(?:set-)?cookie|(?:x-)?api-key)"
+_GENERIC_HEADER = (
+    r"(?:^|(?<=[{,;(\[\"':]))[ \t]*[\"']?"
+    r"(?:(?!x-ratelimit-)x-(?:[a-z0-9]+-)*(?:key|token|secret|auth)"
+    r"|(?:[a-z0-9]+-)+(?:api-key|token|authorization))"
+)
+# an auth scheme, taken from this list only (any word would eat prose: "key: user_id (see")
+_AUTH_SCHEME = (
+    r"(?:basic|bearer|token|digest|api-?key|key|negotiate|ntlm|oauth|dpop|hoba|mutual"
+    r"|aws4-hmac-sha256|ssws)[ \t]+"
+)
+_HEADER_PIECE = r"""(?:[^\s,;"']|(?<==)"[^"\n]*")+"""  # a quoted auth-param: realm="r"
 _HEADER_LINE = (
-    r"(?<![\w-])((?:proxy-)?authorization|(?:set-)?cookie"
-    rf"|(?:[a-z0-9]+-)+{_HEADER_PART}(?:-[a-z0-9]+)*|{_HEADER_PART}(?:-[a-z0-9]+)+)"
-    # the value: an auth scheme and its credential (Token abc), or cookies (a=1; b=2)
-    r"(\s*:[ \t]*)((?:[a-z][\w-]*[ \t]+)?[^\s,;]+(?:;[ \t]*[^\s,;]+)*)"
+    rf"({_KNOWN_HEADER}|{_GENERIC_HEADER})([\"']?[ \t]*:[ \t]*[\"']?)"
+    # the value: a scheme and its credential (Token abc, Digest a="1", b="2"), cookies (a=1; b=2)
+    rf"((?:{_AUTH_SCHEME})?{_HEADER_PIECE}(?:[;,][ \t]*(?=[\w.-]+=){_HEADER_PIECE})*)"
 )
 
 
@@ -163,7 +180,7 @@ def _header_pair(item: Any) -> Any:
 
 @cache
 def _header_line() -> re.Pattern[str]:
-    return re.compile(_HEADER_LINE, re.IGNORECASE)
+    return re.compile(_HEADER_LINE, re.IGNORECASE | re.MULTILINE)
 
 
 def _header_lines(text: str) -> str:
@@ -241,12 +258,18 @@ def rewrite_exception(exc: BaseException, rewrite: Callable[[Any], Any]) -> None
     """Apply ``rewrite`` (:func:`redact`, say) to ``exc``'s arguments and to its text, list,
     tuple and dict attributes, in place: its type, status code and headers stay, so it is
     still classified and retried as before, and what it keeps of a server's answer (a
-    ``body`` a durable desk pickles) is rewritten too."""
-    exc.args = tuple(rewrite(arg) for arg in exc.args)
+    ``body`` a durable desk pickles) is rewritten too. What ``rewrite`` leaves equal is left
+    as it is (the same object): an error with nothing to hide is not touched."""
+    args = tuple(rewrite(arg) for arg in exc.args)
+    if any(new is not old and new != old for new, old in zip(args, exc.args, strict=True)):
+        exc.args = args
     for name, value in list(getattr(exc, "__dict__", {}).items()):
         if isinstance(value, str | dict | list | tuple):
+            new = rewrite(value)
+            if new is value or new == value:
+                continue
             with contextlib.suppress(AttributeError, TypeError):  # a read-only property
-                setattr(exc, name, rewrite(value))
+                setattr(exc, name, new)
 
 
 def redact_exception(error: E) -> E:
@@ -507,7 +530,9 @@ def _redact_dict(data: dict[Any, Any], *, str_keys_only: bool = False) -> dict[A
         elif kind in _SCALARS:
             out[key] = item
         elif isinstance(item, _NESTED):
-            out[key] = redact_headers(item) if _names_headers(key) else redact(item)
+            # _names_headers inlined (a call per nested value of every payload)
+            headers = isinstance(key, str) and ("eader" in key or "EADER" in key)
+            out[key] = redact_headers(item) if headers else redact(item)
         else:
             out[key] = item
     return out
