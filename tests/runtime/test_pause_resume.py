@@ -15,7 +15,7 @@ import pytest
 from deskwork import Desk, EventLoopRunningError, Job, Report, RunnerNotRegisteredError, Worker
 from deskwork.store import InMemoryRunStore, RunStore
 from deskwork.testing import ScriptedAdapter, call_tool, call_tools, reply
-from deskwork.tools import Tool, tool, transfer_to_agent_tool
+from deskwork.tools import Tool, tool
 
 MODEL = "scripted/model"
 DECLINED = "Tool execution declined"
@@ -194,9 +194,12 @@ def test_two_pauses_in_one_run() -> None:
 
 
 def test_handoff_pauses_without_a_tool_request_event() -> None:
-    handoff = transfer_to_agent_tool(["Writer"])
-    desk = _desk(call_tool("transfer_to_agent", agent_name="Writer", context="draft it"))
-    report = desk.run(Worker(name="Researcher", tools=[handoff]), Job(input="go"))
+    @tool(requires_handoff=True)
+    def hand_off(agent_name: str, context: str = "") -> str:
+        return f"to {agent_name}"
+
+    desk = _desk(call_tool("hand_off", agent_name="Writer", context="draft it"))
+    report = desk.run(Worker(name="Researcher", tools=[hand_off]), Job(input="go"))
     assert report.status == "paused"
     assert report.pending_action is not None and report.pending_action.type == "handoff"
     types = _types(report)

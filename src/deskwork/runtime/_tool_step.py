@@ -20,6 +20,7 @@ from deskwork.store._blobs import check_sizes, check_text
 from deskwork.store._errors import StoreError
 from deskwork.tools.base import Tool
 from deskwork.tools.execution import RetryListener, aexecute_tool, tool_result_from_value
+from deskwork.tools.handoff import NO_SWARM, handoff_unanswered
 from deskwork.utils import new_id
 
 __all__ = [
@@ -109,9 +110,12 @@ def check_answered_action(run_id: str, action: PendingAction | None, action_id: 
         )
 
 
-def _pauses(tool: Tool | None) -> bool:
+def _pauses(run: WorkerRun, tool: Tool | None) -> bool:
+    """Whether a call of ``tool`` pauses the run (a swarm's handoff only in a swarm)."""
     return tool is not None and (
-        tool.requires_confirmation or tool.requires_user_input or tool.requires_handoff
+        tool.requires_confirmation
+        or tool.requires_user_input
+        or (tool.requires_handoff and not handoff_unanswered(tool, run.config.run_id))
     )
 
 
@@ -123,7 +127,7 @@ async def handle_tool_calls(
     if run.tool_call_count + len(calls) > limit:
         return Failure(f"max_tool_calls exceeded ({limit})")
     run.tool_call_count += len(calls)
-    pending = next((i for i, c in enumerate(calls) if _pauses(run.tools.get(c.name))), None)
+    pending = next((i for i, c in enumerate(calls) if _pauses(run, run.tools.get(c.name))), None)
     await _execute_all(run, calls if pending is None else calls[:pending])
     if pending is None:
         append_tool_messages(run, calls)
@@ -150,6 +154,8 @@ async def execute_call(run: WorkerRun, call: ToolCall, request: ToolCall) -> Non
             error=f"unknown tool {call.name!r}; available tools: {available}",
             exception_type="UnknownTool",
         )
+    elif tool.requires_handoff and handoff_unanswered(tool, run.config.run_id):
+        result = ToolResult(error=f"{call.name}: {NO_SWARM}", exception_type="NoSwarm")
     else:
         if run.config.desk is not None:  # the turn so far is on disk before the tool runs
             run.config.desk.run_store.flush()

@@ -1,8 +1,16 @@
-"""Swarm handoff: a tool whose call pauses the worker so a workforce can switch agents."""
+"""Swarm handoff: a tool whose call pauses the worker so a workforce can switch agents.
+
+Only a swarm answers that pause: outside one (a worker given the tool directly, a workforce
+in another mode) the call fails with :data:`NO_SWARM`, which the model reads, and the run
+goes on. A tool of your own with ``requires_handoff=True`` pauses any run, for whatever
+answers it (``desk.resume(report, ToolResult(...))``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -10,16 +18,50 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from deskwork.exceptions import ConfigurationError
 from deskwork.tools.base import Tool
 
-__all__ = ["HANDOFF_TOOL_NAME", "transfer_to_agent_tool"]
+__all__ = [
+    "HANDOFF_TOOL_NAME",
+    "NO_SWARM",
+    "SWARM_HANDOFF",
+    "handoff_unanswered",
+    "swarm_handoffs",
+    "transfer_to_agent_tool",
+]
 
 HANDOFF_TOOL_NAME = "transfer_to_agent"
+SWARM_HANDOFF = "swarm_handoff"
+"""The ``Tool.metadata`` key that marks the swarm's handoff tool (``transfer_to_agent_tool``)."""
+NO_SWARM = (
+    "no other agent can take over: this run is not a swarm (a Workforce in swarm mode), so"
+    " nothing answers a handoff; go on with the task yourself"
+)
+"""The error of a swarm handoff called where no swarm runs."""
+_SWARM_RUN: ContextVar[str | None] = ContextVar("deskwork_swarm_run", default=None)
+
+
+@contextmanager
+def swarm_handoffs(run_id: str) -> Iterator[None]:
+    """While it is open, a swarm answers the handoffs of run ``run_id``: a call of
+    :func:`transfer_to_agent_tool`'s tool there pauses the worker for it."""
+    token = _SWARM_RUN.set(run_id)
+    try:
+        yield
+    finally:
+        _SWARM_RUN.reset(token)
+
+
+def handoff_unanswered(tool: Tool, run_id: str) -> bool:
+    """Whether a call of ``tool`` in run ``run_id`` is a swarm handoff that no swarm answers
+    (a run started elsewhere than by a swarm: a child run of a spawn tool too)."""
+    return bool(tool.metadata.get(SWARM_HANDOFF)) and _SWARM_RUN.get() != run_id
 
 
 def transfer_to_agent_tool(available_agents: Sequence[str] | None = None) -> Tool:
     """A ``transfer_to_agent`` tool; ``available_agents`` (if given) is the allowlist.
 
     The allowlist is encoded in the schema (an enum) and stored in
-    ``tool.metadata["available_agents"]`` so swarm routing can enforce it.
+    ``tool.metadata["available_agents"]`` so swarm routing can enforce it. Its call pauses
+    the worker for a swarm (a ``Workforce`` in swarm mode) to switch agents; where no swarm
+    runs, the call fails (:data:`NO_SWARM`) and the model goes on.
     """
     agents = _agent_names(available_agents)
     name_field: Any = (str, Field(description="Name of the agent to hand off to"))
@@ -45,7 +87,7 @@ def transfer_to_agent_tool(available_agents: Sequence[str] | None = None) -> Too
         input_model=model,
         schema=schema,
         requires_handoff=True,
-        metadata={"available_agents": agents},
+        metadata={"available_agents": agents, SWARM_HANDOFF: True},
         blocking=False,  # it only formats a string: no hand-off to a pool thread
     )
 

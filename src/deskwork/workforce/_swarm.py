@@ -33,6 +33,7 @@ from deskwork.runtime._run import WorkerRun, resolve_tools
 from deskwork.runtime._tool_step import resume_pending
 from deskwork.runtime.config import RunConfig
 from deskwork.runtime.worker import Worker
+from deskwork.tools.handoff import swarm_handoffs
 from deskwork.workforce._members import (
     Resume,
     child_from_payload,
@@ -83,7 +84,8 @@ class _Swarm:
 async def start(wf: Workforce, config: RunConfig, job: Job) -> Outcome:
     """Start the first worker and follow its handoffs."""
     swarm = _Swarm(wf, config, job, wf.workers[0])
-    return await _drive(swarm, await run_member(swarm.active, config, job))
+    with swarm_handoffs(config.run_id):  # its workers' transfer_to_agent calls pause for it
+        return await _drive(swarm, await run_member(swarm.active, config, job))
 
 
 async def resume(
@@ -107,7 +109,8 @@ async def resume(
         handoffs=int(payload.get("handoffs") or 0),
         metrics=dict(payload.get("metrics") or {}),
     )
-    return await _drive(swarm, await run_member(worker, config, job, Resume(child, decision)))
+    with swarm_handoffs(config.run_id):
+        return await _drive(swarm, await run_member(worker, config, job, Resume(child, decision)))
 
 
 def mismatch(wf: Workforce, payload: Mapping[str, Any]) -> str | None:
