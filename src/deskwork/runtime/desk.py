@@ -424,7 +424,9 @@ class Desk:
         """Continue a paused run with ``decision`` (approval or user input).
 
         Works in a new process that opened the same storage: pass ``runner=`` or register
-        the runner first.
+        the runner first. A paused turn of a session (:meth:`session`) resumes through its
+        session, which saves the rest of the turn to its history, as
+        :meth:`WorkerSession.aresume <deskwork.runtime.session.WorkerSession.aresume>` does.
 
         Raises:
             RunnerNotRegisteredError: the paused run's runner is unknown to this desk.
@@ -479,6 +481,11 @@ class Desk:
         if answered is not None:  # the Report of an earlier pause: the run stays paused
             check_answered_action(run_id, state.pending_action, answered.action_id)
         check_answer(state.pending_action, decision)  # [False], 2: the run stays paused
+        session = _paused_turn_session()(self, run_id, state.job, runner)
+        if session is not None:  # a session's turn: the rest of it is saved to the session
+            return await session.aresume(
+                report_or_run_id, decision, stream=stream, on_event=on_event
+            )
         # the claim is of the pause checked here, not one the run reached meanwhile
         action_id = state.pending_action.action_id if state.pending_action else None
         if self.durable and _durable().resume_as_workflow():
@@ -933,6 +940,14 @@ def _run_config() -> type[RunConfig]:
     from deskwork.runtime.config import RunConfig
 
     return RunConfig
+
+
+@cache
+def _paused_turn_session() -> Callable[..., WorkerSession | None]:
+    """``session.paused_turn_session``, imported by the first resume."""
+    from deskwork.runtime.session import paused_turn_session
+
+    return paused_turn_session
 
 
 def _durable() -> Any:

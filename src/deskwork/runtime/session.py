@@ -22,13 +22,13 @@ from deskwork.core.redact import redact_model
 from deskwork.core.report import Report
 from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._run import INSTRUCTIONS_MARKER, MEMORY_MARKER
+from deskwork.runtime.worker import Worker
 from deskwork.utils import new_id
 
 if TYPE_CHECKING:
     from deskwork.runtime.desk import Desk
-    from deskwork.runtime.worker import Worker
 
-__all__ = ["SESSION_KEY", "WorkerSession", "session_of"]
+__all__ = ["SESSION_KEY", "WorkerSession", "paused_turn_session", "session_of"]
 
 SESSION_KEY = "deskwork_session"
 """The key of a session turn's ``Job.metadata`` that holds its session's id: a server that
@@ -42,6 +42,9 @@ _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 
 _HELD: ContextVar[frozenset[_Key]] = ContextVar("deskwork_session_turns", default=frozenset())
 """The sessions whose turn this context (a turn, its tools) holds."""
+_RESUMING: ContextVar[str | None] = ContextVar("deskwork_session_resuming", default=None)
+"""The run id of the paused turn this context's session resumes (``Desk.aresume``, called by
+the session, resumes it without going through the session again)."""
 
 
 class _Turns:
@@ -210,30 +213,39 @@ class WorkerSession:
 
     async def aresume(
         self,
-        report: Report,
+        report: Report | str,
         decision: Any = None,
         *,
         stream: bool | None = None,
         on_event: Any = None,
     ) -> Report:
-        """Resume a paused turn of this session and save the result (``stream`` and
-        ``on_event`` as :meth:`Desk.aresume` takes them)."""
+        """Resume a paused turn of this session (its Report or run id) and save the result
+        (``stream`` and ``on_event`` as :meth:`Desk.aresume` takes them).
+        :meth:`Desk.aresume` of a session's turn comes here too."""
         async with _TURNS.turn(self):
             base = self._paused_history(report)
-            resumed = await self.desk.aresume(
-                report, decision, runner=self.worker, stream=stream, on_event=on_event
-            )
+            run_id = report.run_id if isinstance(report, Report) else report
+            resuming = _RESUMING.set(run_id)
+            try:
+                resumed = await self.desk.aresume(
+                    report, decision, runner=self.worker, stream=stream, on_event=on_event
+                )
+            finally:
+                _RESUMING.reset(resuming)
             self._save(resumed, base)
             return resumed
 
-    def _paused_history(self, report: Report) -> list[Message]:
+    def _paused_history(self, report: Report | str) -> list[Message]:
         """The history as the paused turn of ``report`` saved it: from the run's stored state
         (a Report of the pause may carry no messages: one a server rebuilt from its record)."""
-        record = self.desk.run_store.get_run(report.run_id)
+        run_id = report.run_id if isinstance(report, Report) else report
+        record = self.desk.run_store.get_run(run_id) if isinstance(run_id, str) else None
         state = record.state if record is not None else None
-        return _history(state.messages if state is not None else report.messages)
+        if state is not None:
+            return _history(state.messages)
+        return _history(report.messages if isinstance(report, Report) else [])
 
-    def resume(self, report: Report, decision: Any = None) -> Report:
+    def resume(self, report: Report | str, decision: Any = None) -> Report:
         """Synchronous :meth:`aresume`."""
         return run_sync(self.desk.drained(lambda: self.aresume(report, decision)), api="resume")
 
@@ -331,6 +343,21 @@ def session_of(job: dict[str, Any] | None) -> str | None:
     metadata = job.get("metadata") if isinstance(job, dict) else None
     session_id = metadata.get(SESSION_KEY) if isinstance(metadata, dict) else None
     return session_id if isinstance(session_id, str) else None
+
+
+def paused_turn_session(
+    desk: Desk, run_id: str, job: dict[str, Any] | None, runner: Any
+) -> WorkerSession | None:
+    """The session to resume the paused run ``run_id`` through, so that the rest of its turn
+    is saved to the session's history: when its stored ``job`` is a session's turn (its
+    metadata's :data:`SESSION_KEY`), that session is still open, ``runner`` is a Worker, and
+    the session is not the one resuming it already. ``None`` otherwise."""
+    session_id = session_of(job)
+    if session_id is None or not isinstance(runner, Worker) or _RESUMING.get() == run_id:
+        return None
+    if desk.session_store.get_session(session_id) is None:  # closed meanwhile
+        return None
+    return WorkerSession(desk, runner, session_id)
 
 
 def _without_open_calls(history: list[Message]) -> list[Message]:

@@ -8,6 +8,7 @@ sees the same runs (streams of runs owned elsewhere follow the store by polling)
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -24,8 +25,6 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._tool_step import check_answer, check_answered_action
 from deskwork.runtime.desk import Desk
 from deskwork.runtime.runner import Runner
-from deskwork.runtime.session import WorkerSession, session_of
-from deskwork.runtime.worker import Worker
 from deskwork.serve._direct import DirectWriter, chunk
 from deskwork.serve._holdback import TokenGuard
 from deskwork.serve._hub import EventHub, Outgoing, Subscription
@@ -417,14 +416,14 @@ class RunService:
         return task
 
     def resumer(self, record: RunRecord) -> Callable[..., Awaitable[Report]]:
-        """What resumes ``record``'s run: a session turn's session (which saves the rest of
-        the turn to its history, as ``session.resume`` does), else the desk."""
-        session_id = session_of(record.state.job if record.state is not None else None)
-        stored = self.desk.session_store.get_session(session_id) if session_id else None
-        worker = self.runners().get(stored.worker_name) if stored is not None else None
-        if session_id is not None and isinstance(worker, Worker):
-            return WorkerSession(self.desk, worker, session_id).aresume
-        return self.desk.aresume
+        """What resumes ``record``'s run: the desk (which saves the rest of a session's turn
+        to the session, as ``session.resume`` does), with this server's runner of the paused
+        run's name and kind when it has one (runners given to the server, not the desk)."""
+        state = record.state
+        runner = self.runners().get(state.runner_name) if state is not None else None
+        if runner is None or state is None or runner.runner_type != state.runner_type:
+            return self.desk.aresume
+        return functools.partial(self.desk.aresume, runner=runner)
 
     async def cancel(self, run_id: str) -> None:
         """Cancel a run this server is running (a durable desk's: any process's), or end a
