@@ -95,7 +95,9 @@ def fail(error: BaseException, *, latency: float = 0.0) -> Turn:
 
 
 class ScriptedAdapter(BaseModelAdapter):
-    """Replays a script of turns; records every request in :attr:`calls`."""
+    """Replays a script of turns; records every request in :attr:`calls`. Its tool calls
+    are ``call_0``, ``call_1``, ... in the order of its replies (no id repeats, as with a
+    provider)."""
 
     def __init__(
         self,
@@ -108,6 +110,7 @@ class ScriptedAdapter(BaseModelAdapter):
         self._default = default
         self._latency = latency
         self._lock = threading.Lock()
+        self._call_ids = 0  # the next tool call's number: call_0, call_1, ... across replies
         self.calls: list[dict[str, Any]] = []
         """The keyword arguments of every call, in order."""
 
@@ -161,9 +164,19 @@ class ScriptedAdapter(BaseModelAdapter):
             await asyncio.sleep(delay)
         if turn.error is not None:
             raise turn.error
+        first = self._take_call_ids(len(turn.tool_calls)) if turn.tool_calls else 0
         if stream:
-            return _stream(turn)
-        return _response(turn, model)
+            return _stream(turn, first)
+        return _response(turn, model, first)
+
+    def _take_call_ids(self, count: int) -> int:
+        """The number of the first of ``count`` tool call ids no other reply of this adapter
+        has (``call_<n>``, in the order the replies are made: a first reply's first call is
+        ``call_0``), as a provider's ids are unique in a conversation."""
+        with self._lock:
+            first = self._call_ids
+            self._call_ids = first + count
+        return first
 
 
 def _usage(turn: Turn) -> dict[str, int]:
@@ -196,10 +209,10 @@ _RESPONSE_DEFAULTS = {name: None for name in ModelResponse.model_fields}
 _TEXT = frozenset({str, type(None)})
 
 
-def _response(turn: Turn, model: str) -> ModelResponse:
+def _response(turn: Turn, model: str, first: int) -> ModelResponse:
     calls = [
         parse_tool_call(f"call_{i}", name, _sent(args))
-        for i, (name, args) in enumerate(turn.tool_calls)
+        for i, (name, args) in enumerate(turn.tool_calls, first)
     ]
     named: dict[str, Any] = {
         "content": turn.content,
@@ -227,7 +240,7 @@ def _typed(turn: Turn, model: str) -> bool:
     )
 
 
-async def _stream(turn: Turn) -> AsyncIterator[StreamChunk]:
+async def _stream(turn: Turn, first: int) -> AsyncIterator[StreamChunk]:
     if turn.reasoning:
         yield StreamChunk(reasoning=turn.reasoning)
     words = (turn.content or "").split(" ")
@@ -236,7 +249,8 @@ async def _stream(turn: Turn) -> AsyncIterator[StreamChunk]:
     for index, (name, args) in enumerate(turn.tool_calls):
         raw = _raw(args)
         half = len(raw) // 2
-        yield StreamChunk(tool_calls=[ToolCallDelta(index, f"call_{index}", name, raw[:half])])
+        call_id = f"call_{first + index}"
+        yield StreamChunk(tool_calls=[ToolCallDelta(index, call_id, name, raw[:half])])
         yield StreamChunk(tool_calls=[ToolCallDelta(index, arguments=raw[half:])])
     yield StreamChunk(
         finish_reason="tool_calls" if turn.tool_calls else "stop",
