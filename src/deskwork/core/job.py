@@ -89,14 +89,15 @@ class Job(DeskworkModel):
 
     @model_validator(mode="after")
     def _fits_a_run_store(self) -> Job:
-        """Refuse here, not when the run is saved, a text longer than a run store keeps."""
+        """Refuse here, not when the run is saved (or read back), a text longer than a run
+        store keeps, or data nested deeper than it keeps (``MAX_STORED_DEPTH``: 100)."""
         check_sizes = _store_checks()[0]
         try:
             check_sizes(self.input)
             for message in self.initial_messages or ():
                 check_sizes(message.content)
         except StoreError as exc:
-            raise ValueError(f"Job is too large: {exc}") from None
+            raise ValueError(f"Job is too large for a run store: {exc}") from None
         return self
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:

@@ -16,7 +16,7 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._answers import answer_schema
 from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.steps import Failure, Interruption, RunAgain
-from deskwork.store._blobs import check_sizes, check_text
+from deskwork.store._blobs import MAX_STORED_DEPTH, DataTooDeep, check_sizes, check_text
 from deskwork.store._errors import StoreError
 from deskwork.tools.base import Tool
 from deskwork.tools.execution import RetryListener, aexecute_tool, tool_result_from_value
@@ -196,17 +196,23 @@ def _storable(name: str, result: ToolResult) -> ToolResult:
     try:
         check_text(result.content)
         check_sizes(result.data)
+    except DataTooDeep:  # a ToolResult's data that contains itself, or nests as deep
+        return _too_deep(name)
     except StoreError as exc:
         return ToolResult(
             error=f"tool {name!r} returned a result too large to keep: {exc}",
             exception_type="ToolResultTooLarge",
         )
-    except RecursionError:  # a ToolResult's data that contains itself, or nests as deep
-        return ToolResult(
-            error=f"tool {name!r} returned data that contains itself or nests too deeply to keep",
-            exception_type="ToolResultTooDeep",
-        )
     return result
+
+
+def _too_deep(name: str) -> ToolResult:
+    """The failed result of tool ``name`` whose data contains itself or nests too deep."""
+    return ToolResult(
+        error=f"tool {name!r} returned data that contains itself or nests more than"
+        f" {MAX_STORED_DEPTH} levels deep, more than a run store keeps",
+        exception_type="ToolResultTooDeep",
+    )
 
 
 def _emit_result(run: WorkerRun, call: ToolCall, result: ToolResult) -> None:

@@ -26,6 +26,8 @@ from deskwork.utils import escape_surrogates, model_json, to_jsonable
 __all__ = [
     "BLOB_MIN_CHARS",
     "MAX_STORED_CHARS",
+    "MAX_STORED_DEPTH",
+    "DataTooDeep",
     "Fetch",
     "check_sizes",
     "check_text",
@@ -48,6 +50,18 @@ BLOB_MIN_CHARS = 16 * 1024
 """Strings at least this long are stored once in the blob table."""
 MAX_STORED_CHARS = 32 * 1024 * 1024
 """The longest single text (an input, a message, a tool result) a run store accepts."""
+MAX_STORED_DEPTH = 100
+"""The deepest nesting of lists and dicts in a job's input or a tool result's data that a run
+store accepts: the stores' JSON readers and writers stop near 200 levels (pydantic-core's
+reader at about 200, its writer at 255), and a run's state holds such data a few levels down
+(a SQLite store failed to save a run whose input nested 255 deep, the in-memory store kept
+one nested 200 deep that it could not read back)."""
+
+
+class DataTooDeep(StoreError):
+    """Data nested deeper than :data:`MAX_STORED_DEPTH` (or containing itself)."""
+
+
 _REF = "\x00blob:"
 _SCALARS = frozenset({str, int, bool, type(None)})  # plain JSON without a check of its own
 _ESCAPED_NUL = "\\u0000"  # how JSON writes "\x00" (the only way a string can start with it)
@@ -232,17 +246,24 @@ def packs_unchanged(text: str) -> bool:
     return len(text) < BLOB_MIN_CHARS and _ESCAPED_NUL not in text
 
 
-def check_sizes(value: Any) -> None:
-    """Raise the size error if any string in ``value`` is longer than ``MAX_STORED_CHARS``."""
+_CONTAINERS = (dict, list, tuple)
+
+
+def check_sizes(value: Any, _depth: int = 0) -> None:
+    """Raise the size error if any string in ``value`` is longer than ``MAX_STORED_CHARS``,
+    and :class:`DataTooDeep` if its lists and dicts nest deeper than ``MAX_STORED_DEPTH``
+    (data that contains itself too: it never ends)."""
     if isinstance(value, str):
         if len(value) > MAX_STORED_CHARS:
             _split(value, {})
-    elif isinstance(value, dict):
-        for item in value.values():
-            check_sizes(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            check_sizes(item)
+    elif isinstance(value, _CONTAINERS):
+        if _depth >= MAX_STORED_DEPTH:
+            raise DataTooDeep(
+                f"data nested more than {MAX_STORED_DEPTH} levels deep, or containing itself,"
+                " is deeper than a run store keeps: flatten it, or pass it by reference"
+            )
+        for item in value.values() if isinstance(value, dict) else value:
+            check_sizes(item, _depth + 1)
 
 
 def check_text(text: str | None) -> str | None:

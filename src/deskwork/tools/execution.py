@@ -419,7 +419,14 @@ def tool_result_from_value(tool: Tool, value: Any) -> ToolResult:
         ):
             return _json_result(to_jsonable(value))
         return ToolResult(content=str(value), data=value)
-    except Exception as exc:  # RecursionError (a cycle), what a __str__ or a dump raised
+    except RecursionError as exc:  # a value that contains itself, or nests about 1,000 deep
+        return ToolResult(
+            error=f"tool {tool.name!r} returned a value that cannot be given to the model: it"
+            " contains itself or nests too deeply (RecursionError)",
+            exception_type="ToolResultTooDeep",
+            original_exception=exc,
+        )
+    except Exception as exc:  # what a __str__ or a dump raised
         return _error(
             f"tool {tool.name!r} returned a value that cannot be given to the model:"
             f" {describe_exception(exc)}",
