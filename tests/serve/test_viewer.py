@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from deskwork import Desk, Worker
+from deskwork.adapters import RetryPolicy
+from deskwork.adapters.base import BaseModelAdapter, StreamChunk
+from deskwork.store import InMemoryRunStore
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("DESKWORK_REQUIRE_BROWSER") == "1"
@@ -177,3 +185,54 @@ def test_the_viewer_cannot_be_framed_by_another_page(
     page.wait_for_timeout(1500)
     frame = page.frame_locator("#f")
     assert frame.locator("#runs").count() == 0  # the browser refused to show it
+
+
+class _CutThenSlowStream(BaseModelAdapter):
+    """A stream cut after its first words; asked again, it streams the reply and waits for
+    ``gate`` before it ends (the run stays unfinished while the page is looked at)."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.gate = gate
+        self.calls = 0
+
+    async def acomplete(self, **params: Any) -> Any:  # type: ignore[override]
+        self.calls += 1
+        return self._cut() if self.calls == 1 else self._slow()
+
+    async def _cut(self) -> AsyncIterator[StreamChunk]:
+        for word in ("an answer ", "cut short ", "here "):
+            yield StreamChunk(content=word)
+        raise ConnectionResetError("reset by peer")
+
+    async def _slow(self) -> AsyncIterator[StreamChunk]:
+        for word in ("the whole ", "answer ", "again "):
+            yield StreamChunk(content=word)
+        while not self.gate.is_set():
+            await asyncio.sleep(0.02)
+
+
+def test_a_restarted_stream_shows_only_the_text_after_the_restart(
+    live_factory: Any, page: Any
+) -> None:
+    gate = threading.Event()
+    desk = Desk(
+        model="m", adapter=_CutThenSlowStream(gate), run_store=InMemoryRunStore(),
+        stream=True, num_retries=1, retry_policy=RetryPolicy(initial_interval=0.0, jitter=False),
+    )  # fmt: skip
+    desk.register(Worker(name="writer", instructions="Write."))
+    live = live_factory(desk)
+    try:
+        with httpx.Client(base_url=live.url) as client:
+            body = {"runner": "writer", "job": {"input": "x"}}
+            run_id = client.post("/runs", json=body).json()["run_id"]
+        page.goto(f"{live.url}/#/runs/{run_id}")
+        page.wait_for_selector("#timeline >> text=llm.stream_restarted")
+        page.wait_for_selector(".msg.typing >> text=the whole answer")
+        typing = page.inner_text(".msg.typing > div:last-child")
+        assert typing.startswith("the whole answer"), typing  # nothing of the cut stream
+        assert page.inner_text(".run-head .badge") == "running"
+    finally:
+        gate.set()
+    page.wait_for_selector(".run-head .badge.completed", timeout=10_000)
+    assert page.locator(".msg.typing").count() == 0
+    assert "the whole answer again" in page.inner_text(".msg.assistant")

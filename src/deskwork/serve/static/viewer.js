@@ -256,6 +256,8 @@ function conversation(run) {
     const p = event.payload || {};
     if (event.type === "stream.token" && (p.type || "content") === "content") {
       typing.set(event.source, (typing.get(event.source) || "") + (p.token || ""));
+    } else if (event.type === "llm.stream_restarted") {
+      typing.delete(event.source);  // the cut stream's tokens are not part of the reply
     } else if (event.type === "assistant.message") {
       typing.delete(event.source);
       const node = msg("assistant", event.source, p.content || "");
