@@ -10,7 +10,9 @@ Prompt text comes from a database, so templates are untrusted:
   are capped, so are padding widths (``ljust``/``center``/``format``/``%`` and the
   ``center``/``indent``/``format`` filters), ``range()``, the iterations of all its
   ``{% for %}`` loops together (nested loops multiply) and the rendered prompt's size,
-  which is counted while it renders.
+  which is counted while it renders; so is every string or list it builds without printing
+  it (``~``, ``+``, filters, string methods, macros, ``{% set %}`` blocks: see
+  ``_prompt_budget``), and ints past ``MAX_INT_BITS``.
 
 Undefined names and missing keys render as empty (``ChainableUndefined``), so
 ``{{ blackboard.memory[agent_id].counter }}`` works before the agent wrote its memory.
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Final
@@ -34,7 +35,21 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core.blackboard import CONTAINERS
 from deskwork.realtime.core.models import AgentContext
-from deskwork.utils import is_integer
+from deskwork.realtime.library._prompt_budget import (
+    MAX_PROMPT_CHARS,
+    TextBuffer,
+    capped_filter,
+    capped_join,
+    capped_lipsum,
+    check_format,
+    check_numbers,
+    check_text_method,
+    checked_concat,
+    checked_output,
+    checked_parts,
+    checked_result,
+    too_large,
+)
 
 __all__ = [
     "PromptEnvironment",
@@ -48,12 +63,8 @@ MAX_REPEAT: Final = 100_000
 """Largest string or list a template may build with ``*``."""
 MAX_EXPONENT: Final = 128
 """Largest exponent a template may use with ``**``."""
-MAX_WIDTH: Final = 10_000
-"""Largest padding width or precision a template may ask for."""
 MAX_RANGE: Final = 1_000
 """Most items ``range()`` may produce (nested loops multiply)."""
-MAX_PROMPT_CHARS: Final = 200_000
-"""Longest prompt a template may render."""
 MAX_LOOP_ITEMS: Final = 100_000
 """Most iterations all ``{% for %}`` loops of one rendering may make together."""
 MAX_LOOP_DEPTH: Final = 10
@@ -62,28 +73,7 @@ MAX_LOOP_DEPTH: Final = 10
 _LOOP_BUDGET: ContextVar[list[int] | None] = ContextVar("deskwork_prompt_loops", default=None)
 """The iterations the rendering in progress has left (one list, counted down)."""
 
-_PAD_METHODS: Final = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
 _FORMAT_METHODS: Final = frozenset({"format", "format_map"})
-_WIDTHS = re.compile(r"(\d+)")
-_PERCENT_SPEC = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?[a-zA-Z%]")
-_BRACE_SPEC = re.compile(r"\{[^{}]*:([^{}]*)\}")
-_NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
-
-
-def _check_width(value: Any) -> None:
-    if is_integer(value) and value > MAX_WIDTH:
-        raise SecurityError(f"width {value} is too large for a prompt template")
-
-
-def _check_format_string(text: str) -> None:
-    """Refuse ``%``- or ``{}``-format specs whose width or precision is too large (or that
-    take their width from an argument, ``{:>{w}}``, which cannot be checked here)."""
-    if _NESTED_SPEC.search(text):
-        raise SecurityError("nested format specs are not allowed in prompt templates")
-    specs = [g for m in _PERCENT_SPEC.finditer(text) for g in m.groups() if g]
-    specs += [w for m in _BRACE_SPEC.finditer(text) for w in _WIDTHS.findall(m.group(1))]
-    for spec in specs:
-        _check_width(int(spec))
 
 
 def _capped_range(*args: int) -> range:
@@ -94,8 +84,27 @@ def _capped_range(*args: int) -> range:
 
 
 class _BudgetedLoops(CodeGenerator):
-    """Compiles each ``{% for %}`` to iterate through ``environment.loop_budget``, which a
-    template cannot rebind (an environment attribute, not a template variable)."""
+    """Compiles each ``{% for %}`` to iterate through ``environment.loop_budget``, each
+    ``~`` to check its parts' size first, and each output buffer (macros, ``{% set %}``
+    blocks ...) to count what it holds; a template cannot rebind these (environment
+    attributes, not template variables)."""
+
+    def buffer(self, frame: Frame) -> None:
+        """Collect the frame's output in a ``TextBuffer`` (refused past the prompt limit)."""
+        frame.buffer = self.temporary_identifier()
+        self.writeline(f"{frame.buffer} = environment.text_buffer()")
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        """Join the parts of ``a ~ b`` once ``environment.checked_parts`` let them through."""
+        if frame.eval_ctx.volatile:
+            join = "(markup_join if context.eval_ctx.volatile else str_join)"
+        else:
+            join = "markup_join" if frame.eval_ctx.autoescape else "str_join"
+        self.write(f"{join}(environment.checked_parts((")
+        for part in node.nodes:
+            self.visit(part, frame)
+            self.write(", ")
+        self.write(")))")
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         """Visit the loop with its iterable wrapped in the budget."""
@@ -110,15 +119,18 @@ class _BudgetedLoops(CodeGenerator):
 class PromptEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox prompts render in (see the module docstring)."""
 
-    intercepted_binops = frozenset({"*", "**", "%"})
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
     code_generator_class = _BudgetedLoops
+    concat = staticmethod(capped_join)
+    text_buffer = TextBuffer
+    checked_parts = staticmethod(checked_parts)
 
     def __init__(self) -> None:
         """Create the environment (no autoescaping: prompts are not HTML)."""
-        super().__init__(undefined=ChainableUndefined, autoescape=False)
+        super().__init__(undefined=ChainableUndefined, autoescape=False, finalize=checked_output)
         self.globals["range"] = _capped_range
-        for name in ("center", "indent", "format"):
-            self.filters[name] = _capped_filter(name, self.filters[name])
+        self.globals["lipsum"] = capped_lipsum
+        self.filters = {name: capped_filter(name, f) for name, f in self.filters.items()}
 
     def loop_budget(self, iterable: Any) -> Iterator[Any]:
         """``iterable``'s items, each counted against the rendering's ``MAX_LOOP_ITEMS``."""
@@ -151,23 +163,32 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         return args, kwargs
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        """Call ``__obj`` in the sandbox, refusing huge padding and format widths; a
+        """Call ``__obj`` in the sandbox, refusing huge padding and format widths and string
+        methods that would build a string past the prompt limit (checked again after); a
         recursive loop's ``loop(items)`` iterates ``items`` through the loop budget too (its
         levels bypassed it, and a two-item tree 20 deep spun for minutes)."""
         if isinstance(__obj, LoopContext):
             args, kwargs = __self._budgeted_recursion(__obj, args, kwargs)
         owner = getattr(__obj, "__self__", None)
-        if isinstance(owner, str) and getattr(__obj, "__name__", "") in _PAD_METHODS:
-            for value in (*args, *kwargs.values()):
-                _check_width(value)
-        return super().call(__context, __obj, *args, **kwargs)
+        if isinstance(owner, str | bytes | bytearray):
+            check_text_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
+        return checked_result(super().call(__context, __obj, *args, **kwargs))
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        """Check ``str.format``/``format_map`` format strings when they are looked up."""
+        """Check ``str.format``/``format_map`` format strings when they are looked up, and
+        the size of what they would build when they are called."""
         owner = getattr(value, "__self__", None)
         if isinstance(owner, str) and getattr(value, "__name__", "") in _FORMAT_METHODS:
-            _check_format_string(owner)
-        return super().wrap_str_format(value)
+            check_format(owner, "{")
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+
+        def checked(*args: Any, **kwargs: Any) -> str:
+            check_format(owner, "{", (args, kwargs))
+            return wrapped(*args, **kwargs)
+
+        return checked
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> Undefined:
         """Refuse unsafe attribute access with an error (never render it as empty)."""
@@ -177,29 +198,21 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         )
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-        """Apply ``*`` and ``**`` only when the result stays small."""
+        """Apply ``*``, ``**``, ``%`` and ``+`` only when the result stays small."""
         if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
             raise SecurityError(f"exponent {right} is too large for a prompt template")
-        if operator == "%" and isinstance(left, str):
-            _check_format_string(left)
+        if operator == "%":
+            check_format(left, "%", right)
+        if operator == "+":
+            checked_concat(left, right)
+        if operator in ("*", "**"):
+            check_numbers(operator, left, right)
         if operator == "*":
             for seq, count in ((left, right), (right, left)):
                 sized = isinstance(seq, str | list | tuple) and isinstance(count, int)
                 if sized and len(seq) * count > MAX_REPEAT:
                     raise SecurityError("repetition result is too large for a prompt template")
         return super().call_binop(context, operator, left, right)
-
-
-def _capped_filter(name: str, original: Any) -> Any:
-    def capped(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if name == "format" and isinstance(value, str):
-            _check_format_string(value)
-        else:
-            for width in (*args, *kwargs.values()):
-                _check_width(width)
-        return original(value, *args, **kwargs)
-
-    return capped
 
 
 def render_prompt(template: Template, variables: dict[str, Any]) -> str:
@@ -211,9 +224,7 @@ def render_prompt(template: Template, variables: dict[str, Any]) -> str:
         for part in template.generate(variables):
             size += len(part)
             if size > MAX_PROMPT_CHARS:
-                raise SecurityError(
-                    f"rendered prompt of more than {MAX_PROMPT_CHARS} characters is too long"
-                )
+                raise too_large("rendered prompt")
             parts.append(part)
         return "".join(parts)
     finally:
