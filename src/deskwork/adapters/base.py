@@ -134,8 +134,17 @@ ModelResult = ModelResponse | AsyncIterator[StreamChunk]
 def parse_tool_call(
     call_id: str, name: str, raw_arguments: str | dict[str, Any] | None
 ) -> ToolCall:
-    """Build a ToolCall; malformed argument JSON is kept in ``raw_arguments`` with ``error`` set."""
+    """Build a ToolCall; malformed argument JSON is kept in ``raw_arguments`` with ``error`` set.
+
+    Arguments a run store cannot keep (nested deeper than ``MAX_STORED_DEPTH``, 100 levels)
+    are an error too, with ``arguments`` empty: the tool does not run, the model is told, and
+    the run's state (which holds the call) can still be saved.
+    """
     if isinstance(raw_arguments, dict):
+        if any(isinstance(value, _NESTING) for value in raw_arguments.values()):
+            problem = _unstorable(raw_arguments)
+            if problem is not None:
+                return ToolCall(id=call_id, name=name, error=problem, raw_arguments="{}")
         return _tool_call(call_id, name, raw_arguments)
     text = (raw_arguments or "").strip() or "{}"
     try:
@@ -147,6 +156,12 @@ def parse_tool_call(
             error=f"malformed tool arguments: {exc.msg}",
             raw_arguments=raw_arguments,
         )
+    except RecursionError:  # thousands of levels of [ or {
+        arguments = None
+    if len(text) > 2 * _MAX_DEPTH and text.count("[") + text.count("{") > _MAX_DEPTH:
+        problem = _unstorable(arguments)
+        if problem is not None:
+            return ToolCall(id=call_id, name=name, error=problem, raw_arguments=raw_arguments)
     if not isinstance(arguments, dict):
         return ToolCall(
             id=call_id,
@@ -155,6 +170,28 @@ def parse_tool_call(
             raw_arguments=raw_arguments,
         )
     return _tool_call(call_id, name, arguments)
+
+
+_NESTING = (dict, list, tuple)
+_MAX_DEPTH = 100
+"""``deskwork.store._blobs.MAX_STORED_DEPTH`` (the stores are not imported with adapters)."""
+
+
+def _unstorable(arguments: Any) -> str | None:
+    """Why a run store cannot keep a call's ``arguments`` (``None``: JSON too deep to read),
+    or ``None`` if it can."""
+    from deskwork.store._blobs import DataTooDeep, check_sizes
+    from deskwork.store._errors import StoreError
+
+    try:
+        if arguments is None:
+            raise RecursionError
+        check_sizes(arguments)
+    except (RecursionError, DataTooDeep):
+        return f"tool arguments nest more than {_MAX_DEPTH} levels deep; send flatter ones"
+    except StoreError as exc:
+        return f"tool arguments a run store cannot keep: {exc}"
+    return None
 
 
 _CALL_DEFAULTS = {name: None for name in ToolCall.model_fields}

@@ -94,10 +94,12 @@ class Job(DeskworkModel):
         check_sizes = _store_checks()[0]
         try:
             check_sizes(self.input)
+            if self.metadata:
+                check_sizes(self.metadata)
             for message in self.initial_messages or ():
                 check_sizes(message.content)
         except StoreError as exc:
-            raise ValueError(f"Job is too large for a run store: {exc}") from None
+            raise ValueError(f"Job does not fit a run store: {exc}") from None
         return self
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
