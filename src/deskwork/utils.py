@@ -84,7 +84,7 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         converted = {str(k): to_jsonable(v) for k, v in value.items()}
         if len(converted) < len(value):
-            raise ValueError(_colliding_keys(value))
+            raise ValueError(colliding_keys(value) or "two keys of one dict are one JSON key")
         return converted
     if isinstance(value, list | tuple | set | frozenset):
         return [to_jsonable(v) for v in value]
@@ -95,8 +95,9 @@ def to_jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _colliding_keys(value: dict[Any, Any]) -> str:
-    """What :func:`to_jsonable` says of a dict two of whose keys become the same text."""
+def colliding_keys(value: dict[Any, Any]) -> str | None:
+    """What :func:`to_jsonable` says of a dict two of whose keys become the same text
+    (``1`` and ``"1"``), naming them; ``None`` if no two do."""
     seen: dict[str, Any] = {}
     for key in value:
         text = str(key)
@@ -107,7 +108,7 @@ def _colliding_keys(value: dict[Any, Any]) -> str:
                 f" {text[:80]!r}: one of their values would be lost; give them distinct keys"
             )
         seen[text] = key
-    return "two keys of one dict are the same JSON key"  # (a key whose str() changes)
+    return None
 
 
 def nan_as_null(value: Any) -> Any:

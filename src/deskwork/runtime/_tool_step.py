@@ -16,7 +16,13 @@ from deskwork.exceptions import ConfigurationError
 from deskwork.runtime._answers import answer_schema
 from deskwork.runtime._run import WorkerRun, new_message
 from deskwork.runtime.steps import Failure, Interruption, RunAgain
-from deskwork.store._blobs import MAX_STORED_DEPTH, DataTooDeep, check_sizes, check_text
+from deskwork.store._blobs import (
+    MAX_STORED_DEPTH,
+    DataTooDeep,
+    KeysCollide,
+    check_sizes,
+    check_text,
+)
 from deskwork.store._errors import StoreError
 from deskwork.tools.base import Tool
 from deskwork.tools.execution import RetryListener, aexecute_tool, tool_result_from_value
@@ -191,13 +197,19 @@ def _retry_events(run: WorkerRun, call: ToolCall, retries: int) -> RetryListener
 
 
 def _storable(name: str, result: ToolResult) -> ToolResult:
-    """A result with a text longer than a run store keeps, or data that contains itself, fails
-    the call (the model is told), instead of failing the run when it is checked or saved."""
+    """A result with a text longer than a run store keeps, data that contains itself, or a
+    dict with two keys that are one JSON key (``1``, ``"1"``), fails the call (the model is
+    told), instead of failing the run when it is saved or losing a value there."""
     try:
         check_text(result.content)
         check_sizes(result.data)
     except DataTooDeep:  # a ToolResult's data that contains itself, or nests as deep
         return _too_deep(name)
+    except KeysCollide as exc:  # a returned ToolResult's data (a returned dict's: to_jsonable)
+        return ToolResult(
+            error=f"tool {name!r} returned data a run store cannot keep: {exc}",
+            exception_type="ToolResultKeysCollide",
+        )
     except StoreError as exc:
         return ToolResult(
             error=f"tool {name!r} returned a result too large to keep: {exc}",

@@ -680,15 +680,21 @@ class Desk:
             if state.status != report.status:  # a worker's state has its report's status
                 state = state.model_copy(update={"status": report.status})
             stored, stored_json = _stored_state(state)
+        payload: dict[str, Any] = {"errors": report.errors} if report.status == "failed" else {}
+        output_json = None
+        if report.data is not None:
+            try:
+                output_json = redact(to_jsonable(report.data))
+            except (ValueError, RecursionError) as exc:  # keys 1 and "1"; data in itself
+                payload["warnings"] = [_data_not_stored(runner.name, exc)]
         end = _RunEnd(
             config.run_id,
             report.status,
             None if report.content is None else redact_text(report.content),
-            redact(to_jsonable(report.data)) if report.data is not None else None,
+            output_json,
             stored,
             state_json=stored_json,
         )
-        payload = {"errors": report.errors} if report.status == "failed" else {}
         self._store_end(config.emit, runner.name, end, payload)
         if report.status == "paused" and state is not None:
             _remember(self._live_states, config.run_id, state)
@@ -1048,6 +1054,18 @@ def _run_id_taken(run_id: str, status: str) -> str:
         f"run {run_id!r} already exists (status {status}); a run id can be used once:"
         " resume a paused run with desk.resume, or choose a new id"
     )
+
+
+def _data_not_stored(runner: str, exc: Exception) -> str:
+    """The warning of a run whose ``report.data`` has no JSON form (two keys of one dict
+    that are one JSON key, data that contains itself): the run keeps its status and content,
+    its stored ``output_json`` is null; logged on ``deskwork.runtime`` too."""
+    from deskwork._logs import get_stdlib_logger  # only for such a run
+
+    reason = "it contains itself" if isinstance(exc, RecursionError) else str(exc)
+    note = f"runner {runner!r} ended with data that was not stored (output_json is null): {reason}"
+    get_stdlib_logger("deskwork.runtime").warning(note)
+    return note
 
 
 def _failed(run_id: str, errors: list[str]) -> Report:

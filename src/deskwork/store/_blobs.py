@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
 from deskwork.store._errors import StoreError, unstorable_text
-from deskwork.utils import escape_surrogates, model_json, to_jsonable
+from deskwork.utils import colliding_keys, escape_surrogates, model_json, to_jsonable
 
 __all__ = [
     "BLOB_MIN_CHARS",
@@ -29,6 +29,7 @@ __all__ = [
     "MAX_STORED_DEPTH",
     "DataTooDeep",
     "Fetch",
+    "KeysCollide",
     "check_sizes",
     "check_text",
     "dump_model",
@@ -60,6 +61,10 @@ one nested 200 deep that it could not read back)."""
 
 class DataTooDeep(StoreError):
     """Data nested deeper than :data:`MAX_STORED_DEPTH` (or containing itself)."""
+
+
+class KeysCollide(StoreError):
+    """A dict two of whose keys are one JSON key (``1`` and ``"1"``): one value would be lost."""
 
 
 _REF = "\x00blob:"
@@ -262,8 +267,23 @@ def check_sizes(value: Any, _depth: int = 0) -> None:
                 f"data nested more than {MAX_STORED_DEPTH} levels deep, or containing itself,"
                 " is deeper than a run store keeps: flatten it, or pass it by reference"
             )
-        for item in value.values() if isinstance(value, dict) else value:
-            check_sizes(item, _depth + 1)
+        if isinstance(value, dict):
+            _check_dict(value, _depth + 1)
+        else:
+            for item in value:
+                check_sizes(item, _depth + 1)
+
+
+def _check_dict(value: dict[Any, Any], depth: int) -> None:
+    """:func:`check_sizes` of a dict's values, and :class:`KeysCollide` if two of its keys
+    are one JSON key (a store writes both, and reads one value back)."""
+    texts = True
+    for key, item in value.items():
+        if type(key) is not str:
+            texts = False
+        check_sizes(item, depth)
+    if not texts and (problem := colliding_keys(value)):
+        raise KeysCollide(problem)
 
 
 def check_text(text: str | None) -> str | None:
