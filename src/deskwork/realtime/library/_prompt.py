@@ -36,6 +36,8 @@ from deskwork.realtime.core._problems import AgentConfigurationError
 from deskwork.realtime.core.blackboard import CONTAINERS
 from deskwork.realtime.core.models import AgentContext
 from deskwork.realtime.library._prompt_budget import (
+    BUILT_BUDGET,
+    MAX_BUILT_CHARS,
     MAX_PROMPT_CHARS,
     TextBuffer,
     capped_filter,
@@ -212,13 +214,14 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
                 sized = isinstance(seq, str | list | tuple) and isinstance(count, int)
                 if sized and len(seq) * count > MAX_REPEAT:
                     raise SecurityError("repetition result is too large for a prompt template")
-        return super().call_binop(context, operator, left, right)
+        return checked_result(super().call_binop(context, operator, left, right))
 
 
 def render_prompt(template: Template, variables: dict[str, Any]) -> str:
     """Render ``template`` within ``MAX_LOOP_ITEMS`` loop iterations; refuse a prompt longer
     than ``MAX_PROMPT_CHARS`` as soon as it gets there (not after building all of it)."""
     token = _LOOP_BUDGET.set([MAX_LOOP_ITEMS])
+    built = BUILT_BUDGET.set([MAX_BUILT_CHARS])
     try:
         parts, size = [], 0
         for part in template.generate(variables):
@@ -229,6 +232,7 @@ def render_prompt(template: Template, variables: dict[str, Any]) -> str:
         return "".join(parts)
     finally:
         _LOOP_BUDGET.reset(token)
+        BUILT_BUDGET.reset(built)
 
 
 _ENVIRONMENT: Final = PromptEnvironment()

@@ -16,6 +16,7 @@ import inspect
 import re
 import textwrap
 from collections.abc import Callable, Collection, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any, Final
 
 from jinja2.exceptions import SecurityError
@@ -28,10 +29,18 @@ MAX_WIDTH: Final = 10_000
 """Largest padding width or precision a template may ask for."""
 MAX_PROMPT_CHARS: Final = 200_000
 """Longest prompt a template may render, and longest string or list it may build."""
+MAX_BUILT_CHARS: Final = 10_000_000
+"""Most characters one rendering may build in all, printed or not (a list item counts as
+``_ITEM_CHARS``): ``items|map("upper")|list`` made a new string per item."""
+_ITEM_CHARS: Final = 8
+"""What one list item costs against ``MAX_BUILT_CHARS`` (a reference)."""
 MAX_INT_BITS: Final = 10_000
 """Largest integer (in bits) a template may compute with ``*`` or ``**``."""
 _WORD_CHARS: Final = 16
 """The most characters ``lipsum()`` spends on one word (word, punctuation, space)."""
+
+BUILT_BUDGET: ContextVar[list[int] | None] = ContextVar("deskwork_prompt_built", default=None)
+"""What the rendering in progress may still build (one list, counted down)."""
 
 _WIDTHS = re.compile(r"(\d+)")
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*(\d*)(?:\.(\d+))?[a-zA-Z%]")
@@ -39,6 +48,10 @@ _BRACE_SPEC = re.compile(r"\{[^{}]*:([^{}]*)\}")
 _NESTED_SPEC = re.compile(r"\{[^{}]*:[^{}]*\{")
 
 _TEXT: Final = (str, bytes, bytearray)
+_SCALARS: Final = (str, int, float, type(None))
+"""Values whose text is short or already counted (an int's is under 4300 digits)."""
+_PICKING: Final = frozenset({"attr", "d", "default", "first", "last", "max", "min", "random"})
+"""Filters that return one of their inputs (nothing new to count)."""
 _STRINGIFYING: Final = frozenset(
     {
         "capitalize", "center", "e", "escape", "forceescape", "format", "indent", "lower",
@@ -118,10 +131,26 @@ def checked_text(value: Any, what: str = "string") -> str:
     return str(value)
 
 
+def count_built(size: int) -> None:
+    """Count ``size`` new characters (or list items) against the rendering's
+    ``MAX_BUILT_CHARS``."""
+    budget = BUILT_BUDGET.get()
+    if budget is not None:
+        budget[0] -= size
+        if budget[0] < 0:
+            raise SecurityError(
+                f"building more than {MAX_BUILT_CHARS} characters in all is too much for a"
+                " prompt template"
+            )
+
+
 def checked_result(value: Any, what: str = "string") -> Any:
-    """``value``, refused when it is a string or list past ``MAX_PROMPT_CHARS``."""
-    if isinstance(value, str | bytes | bytearray | list | tuple) and len(value) > MAX_PROMPT_CHARS:
-        raise too_large(what)
+    """``value``, a string or list just built: refused past ``MAX_PROMPT_CHARS``, counted
+    against ``MAX_BUILT_CHARS``."""
+    if isinstance(value, str | bytes | bytearray | list | tuple):
+        if len(value) > MAX_PROMPT_CHARS:
+            raise too_large(what)
+        count_built(len(value) * (_ITEM_CHARS if isinstance(value, list | tuple) else 1))
     return value
 
 
@@ -132,12 +161,13 @@ def checked_parts(parts: tuple[Any, ...]) -> tuple[Any, ...]:
         budget -= len(part) if isinstance(part, str) else text_size(part, budget)
         if budget < 0:
             raise too_large("concatenated string")
+    count_built(MAX_PROMPT_CHARS - budget)
     return parts
 
 
 def checked_output(value: Any) -> Any:
     """An output expression's value (``{{ x }}``), refused when it would print too long."""
-    if not isinstance(value, str) and text_size(value) > MAX_PROMPT_CHARS:
+    if not isinstance(value, _SCALARS) and text_size(value) > MAX_PROMPT_CHARS:
         raise too_large("printed value")
     return value
 
@@ -147,6 +177,7 @@ def capped_join(parts: Iterable[str]) -> str:
     while collecting once past the limit."""
     collected = TextBuffer()
     collected.extend(parts)
+    count_built(collected.size)
     return "".join(collected)
 
 
@@ -291,7 +322,7 @@ def capped_filter(name: str, original: Callable[..., Any]) -> Callable[..., Any]
     """``original`` (the filter ``name``) with its result refused past the limit, and for
     filters that can grow a string many times over, their arguments checked first."""
     check = _FILTER_CHECKS.get(name)
-    stringifies = name in _STRINGIFYING
+    stringifies, picks = name in _STRINGIFYING, name in _PICKING
     signature = inspect.signature(original)
     value_at = 0 if getattr(original, "jinja_pass_arg", None) is None else 1
 
@@ -304,7 +335,10 @@ def capped_filter(name: str, original: Callable[..., Any]) -> Callable[..., Any]
             bound.apply_defaults()
             check(bound.arguments)
             args, kwargs = bound.args, bound.kwargs
-        return checked_result(original(*args, **kwargs))
+        result = original(*args, **kwargs)
+        if picks or (len(args) > value_at and result is args[value_at]):
+            return result
+        return checked_result(result)
 
     return capped
 
