@@ -37,6 +37,7 @@ from deskwork.realtime.core.blackboard import CONTAINERS
 from deskwork.realtime.core.models import AgentContext
 from deskwork.realtime.library._prompt_budget import (
     BUILT_BUDGET,
+    COMPARING_TESTS,
     MAX_BUILT_CHARS,
     MAX_PROMPT_CHARS,
     TextBuffer,
@@ -46,10 +47,12 @@ from deskwork.realtime.library._prompt_budget import (
     check_format,
     check_numbers,
     check_text_method,
+    checked_compare,
     checked_concat,
     checked_output,
     checked_parts,
     checked_result,
+    checked_test,
     too_large,
 )
 
@@ -96,6 +99,17 @@ class _BudgetedLoops(CodeGenerator):
         frame.buffer = self.temporary_identifier()
         self.writeline(f"{frame.buffer} = environment.text_buffer()")
 
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        """Compare through ``environment.checked_compare`` (refuses huge containers)."""
+        self.write("environment.checked_compare(")
+        self.visit(node.expr, frame)
+        self.write(", (")
+        for operand in node.ops:
+            self.write(f"({operand.op!r}, ")
+            self.visit(operand.expr, frame)
+            self.write("), ")
+        self.write("))")
+
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         """Join the parts of ``a ~ b`` once ``environment.checked_parts`` let them through."""
         if frame.eval_ctx.volatile:
@@ -126,6 +140,7 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
     concat = staticmethod(capped_join)
     text_buffer = TextBuffer
     checked_parts = staticmethod(checked_parts)
+    checked_compare = staticmethod(checked_compare)
 
     def __init__(self) -> None:
         """Create the environment (no autoescaping: prompts are not HTML)."""
@@ -133,6 +148,8 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         self.globals["range"] = _capped_range
         self.globals["lipsum"] = capped_lipsum
         self.filters = {name: capped_filter(name, f) for name, f in self.filters.items()}
+        for name in COMPARING_TESTS & self.tests.keys():
+            self.tests[name] = checked_test(self.tests[name])
 
     def loop_budget(self, iterable: Any) -> Iterator[Any]:
         """``iterable``'s items, each counted against the rendering's ``MAX_LOOP_ITEMS``."""

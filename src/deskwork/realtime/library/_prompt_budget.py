@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import re
 import textwrap
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -211,6 +212,59 @@ def checked_concat(left: Any, right: Any) -> None:
     both = isinstance(left, sized) and isinstance(right, sized)
     if both and len(left) + len(right) > MAX_PROMPT_CHARS:
         raise too_large("concatenated string or list")
+
+
+_COMPARISONS: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "gt": operator.gt,
+    "gteq": operator.ge,
+    "lt": operator.lt,
+    "lteq": operator.le,
+    "in": lambda item, seq: item in seq,
+    "notin": lambda item, seq: item not in seq,
+}
+COMPARING_TESTS: Final = frozenset(
+    {"==", "!=", "<", "<=", ">", ">=", "eq", "ne", "lt", "le", "gt", "ge", "equalto",
+     "lessthan", "greaterthan", "in"}
+)  # fmt: skip
+"""Tests that compare their value with their argument."""
+
+
+def check_comparable(left: Any, right: Any) -> None:
+    """Refuse comparing two containers too large to compare quickly: two lists built of
+    shared lists a few dozen levels deep took hours to compare (``p == q``)."""
+    if isinstance(left, _TEXT) or isinstance(right, _TEXT):
+        return
+    both = isinstance(left, Collection) and isinstance(right, Collection)
+    if both and text_size(left) + text_size(right) > MAX_PROMPT_CHARS:
+        raise SecurityError(
+            f"comparing values of more than {MAX_PROMPT_CHARS} characters is too slow for"
+            " a prompt template"
+        )
+
+
+def checked_compare(left: Any, operands: tuple[tuple[str, Any], ...]) -> Any:
+    """``left op1 right1 op2 right2 ...`` (a Jinja comparison), each pair checked first."""
+    result: Any = True
+    for name, right in operands:
+        check_comparable(left, right)
+        result = _COMPARISONS[name](left, right)
+        if not result:
+            return result
+        left = right
+    return result
+
+
+def checked_test(original: Any) -> Callable[..., Any]:
+    """A comparing test (``is eq``, ``is in`` ...) with its operands checked first."""
+
+    @functools.wraps(original)
+    def checked(value: Any, other: Any) -> Any:
+        check_comparable(value, other)
+        return original(value, other)
+
+    return checked
 
 
 def check_numbers(operator: str, left: Any, right: Any) -> None:
