@@ -107,9 +107,17 @@ def test_a_prompt_just_under_the_limit_still_renders() -> None:
 SHARED = "{% set p = [1] %}{% set q = [1] %}" + "{% set p, q = [p, q], [q, p] %}" * 28
 
 
-@pytest.mark.parametrize(
-    "compare", ["{{ p == q }}", "{{ p is eq q }}", "{{ p in [q] }}"], ids=["==", "eq", "in"]
-)
+COMPARES = {
+    "==": "{{ p == q }}",
+    "eq": "{{ p is eq q }}",
+    "in": "{{ p in [q] }}",
+    "sort": "{% set r = [p, q]|sort %}",
+    "sort by attribute": "{% set r = [{'k': p}, {'k': q}]|sort(attribute='k') %}",
+    "max": "{% set r = [p, q]|max %}",
+}
+
+
+@pytest.mark.parametrize("compare", list(COMPARES.values()), ids=list(COMPARES))
 def test_comparing_huge_shared_lists_is_refused_at_once(compare: str) -> None:
     agent = DynamicAgent(dynamic_config(text=SHARED + compare))
     started = time.perf_counter()
@@ -122,8 +130,11 @@ def test_ordinary_comparisons_are_unchanged() -> None:
     text = (
         "{{ 1 < 2 < 3 }} {{ 1 < 3 < 2 }} {{ 'a' in ['a'] }} {{ 'b' not in 'abc' }} "
         "{{ [1, [2]] == [1, [2]] }} {{ missing == other }} {{ 2 is eq 2 }} {{ 3 is in [3] }} "
-        "{{ [1, 2, 3]|select('gt', 1)|list }}"
+        "{{ [1, 2, 3]|select('gt', 1)|list }} {{ [3, 1, 2]|sort }} {{ [[2], [1]]|max }} "
+        "{{ [{'a': 2}, {'a': 1}]|sort(attribute='a')|map(attribute='a')|list }}"
     )
     agent = DynamicAgent(dynamic_config(text=text))
     system = agent.build_messages(make_context(board=Blackboard()))[0]["content"]
-    assert system.startswith("True False True False True True True True [2, 3]")
+    assert system.startswith(
+        "True False True False True True True True [2, 3] [1, 2, 3] [2] [1, 2]"
+    )

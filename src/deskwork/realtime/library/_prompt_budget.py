@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 from jinja2.exceptions import SecurityError
-from jinja2.filters import make_attrgetter
+from jinja2.filters import make_attrgetter, make_multi_attrgetter
 from jinja2.utils import Namespace, generate_lorem_ipsum
 
 from deskwork.utils import is_integer
@@ -354,6 +354,22 @@ def _check_format_filter(args: dict[str, Any]) -> None:
     check_format(checked_text(args["value"]), "%", (args.get("args"), args.get("kwargs")))
 
 
+def _check_ordering(args: dict[str, Any]) -> None:
+    """Refuse sorting (or ``max``, ``groupby`` ...) items whose compared keys are containers
+    too large to compare quickly (see ``check_comparable``)."""
+    args["value"] = items = _items(args["value"])
+    attribute = args.get("attribute")
+    if attribute is not None:
+        pick = make_multi_attrgetter if "," in str(attribute) else make_attrgetter
+        items = list(map(pick(args["environment"], attribute), items))
+    nested = any(isinstance(i, Collection) and not isinstance(i, _TEXT) for i in items)
+    if nested and text_size(items) > MAX_PROMPT_CHARS:
+        raise SecurityError(
+            f"comparing values of more than {MAX_PROMPT_CHARS} characters is too slow for"
+            " a prompt template"
+        )
+
+
 def _check_padding(args: dict[str, Any]) -> None:
     for name in ("width", "linecount", "slices"):
         check_width(args.get(name))
@@ -363,6 +379,11 @@ _FILTER_CHECKS: Final[dict[str, Callable[[dict[str, Any]], None]]] = {
     "batch": _check_padding,
     "center": _check_padding,
     "format": _check_format_filter,
+    "groupby": _check_ordering,
+    "max": _check_ordering,
+    "min": _check_ordering,
+    "sort": _check_ordering,
+    "unique": _check_ordering,
     "indent": _check_indent,
     "join": _check_join,
     "replace": _check_replace,
