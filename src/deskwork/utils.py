@@ -7,7 +7,7 @@ import dataclasses
 import math
 import os
 import pickle
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,12 +95,13 @@ def to_jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def colliding_keys(value: dict[Any, Any]) -> str | None:
+def colliding_keys(value: dict[Any, Any], text_of: Callable[[Any], str] = str) -> str | None:
     """What :func:`to_jsonable` says of a dict two of whose keys become the same text
-    (``1`` and ``"1"``), naming them; ``None`` if no two do."""
+    (``1`` and ``"1"``), naming them; ``None`` if no two do. ``text_of`` is a key's text:
+    ``str`` (:func:`to_jsonable`'s), or the stores' (``True`` is ``"true"`` there)."""
     seen: dict[str, Any] = {}
     for key in value:
-        text = str(key)
+        text = text_of(key)
         if text in seen:
             first, second = (repr(k)[:80] for k in (seen[text], key))
             return (

@@ -146,10 +146,26 @@ async def _remember(store: MemoryStore, run: WorkerRun, step: FinalOutput) -> No
     """Keep the run's output as the worker's last output in the desk's memory ``store``; off
     the event loop for a store whose writes block (``MemoryStore.blocking``: an embedding
     model's, which took seconds for a long reply and stopped every other run meanwhile)."""
-    value = to_jsonable(step.data if step.data is not None else step.content)
+    try:
+        value = to_jsonable(step.data if step.data is not None else step.content)
+    except (ValueError, RecursionError) as exc:  # keys 1 and "1"; data that contains itself
+        return _not_remembered(run, exc)
     if store.blocking:
         import asyncio  # loaded with the run's loop already
 
         await asyncio.to_thread(store.write, LAST_OUTPUT_KEY, value, run.worker.scope)
     else:
         store.write(LAST_OUTPUT_KEY, value, run.worker.scope)
+
+
+def _not_remembered(run: WorkerRun, exc: Exception) -> None:
+    """Log that the run's final data has no JSON form, so the memory store keeps nothing of
+    it: the run, whose work is done, does not fail for it."""
+    from deskwork._logs import get_stdlib_logger  # only for such a run
+
+    reason = "it contains itself" if isinstance(exc, RecursionError) else str(exc)
+    get_stdlib_logger("deskwork.runtime").warning(
+        "worker %r: its final data was not written to the memory store: %s",
+        run.worker.name,
+        reason,
+    )

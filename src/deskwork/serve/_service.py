@@ -118,11 +118,21 @@ def report_json(report: Report) -> RunReport:
         run_id=report.run_id,
         status=report.status,
         content=None if report.content is None else redact_text(report.content),
-        data=redact(to_jsonable(report.data)),
+        data=_report_data(report.data),
         errors=[redact_text(e) for e in report.errors],
         pending_action=None if pending is None else redact_model(pending),
         metrics=to_jsonable(report.metrics),
     )
+
+
+def _report_data(data: Any) -> Any:
+    """A report's data as the run store keeps it: ``None`` if it has no JSON form (two keys
+    of one dict that are one JSON key, data that contains itself), as the store's
+    ``output_json`` (the run's ``run.completed`` event says why), not a 500."""
+    try:
+        return redact(to_jsonable(data))
+    except (ValueError, RecursionError):
+        return None
 
 
 def json_bytes(data: Any) -> bytes:

@@ -282,8 +282,19 @@ def _check_dict(value: dict[Any, Any], depth: int) -> None:
         if type(key) is not str:
             texts = False
         check_sizes(item, depth)
-    if not texts and (problem := colliding_keys(value)):
+    if not texts and (problem := colliding_keys(value, _json_key)):
         raise KeysCollide(problem)
+
+
+def _json_key(key: Any) -> str:
+    """The JSON key a store writes for ``key`` (pydantic-core's: ``True`` is ``"true"``, an
+    enum member its value), which ``str(key)`` is not always."""
+    if type(key) is str:
+        return key
+    try:
+        return str(next(iter(json.loads(to_json({key: None})))))
+    except (PydanticSerializationError, TypeError, ValueError):  # a key it cannot write
+        return str(key)
 
 
 def check_text(text: str | None) -> str | None:

@@ -891,6 +891,13 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
     ) -> SessionRecord:
         check_keys(redact_url(self._db.url), session_id, worker_name)
         now = utc_now()
+        record = SessionRecord(  # refused metadata (a key not a text) leaves no row behind
+            id=session_id,
+            worker_name=worker_name,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
         with self._connection() as conn:
             cursor = conn.execute(
                 "INSERT INTO deskwork_sessions (id, worker_name, metadata, created_at, updated_at)"
@@ -899,13 +906,7 @@ class PostgresSessionStore(_PostgresStore, SessionStore):
             )
         if cursor.rowcount == 0:
             raise ValueError(f"session {session_id!r} already exists")
-        return SessionRecord(
-            id=session_id,
-            worker_name=worker_name,
-            metadata=metadata,
-            created_at=now,
-            updated_at=now,
-        )
+        return record
 
     def get_session(self, session_id: str) -> SessionRecord | None:
         if self._unknown(session_id):  # an id from outside (/sessions/{id}): not found

@@ -205,6 +205,13 @@ class SQLiteSessionStore(SessionStore):
     ) -> SessionRecord:
         check_keys(str(self._db.path), session_id, worker_name)
         now = utc_now()
+        record = SessionRecord(  # refused metadata (a key not a text) leaves no row behind
+            id=session_id,
+            worker_name=worker_name,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
         with self._db.locked() as conn:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO sessions (id, worker_name, metadata, created_at,"
@@ -213,13 +220,7 @@ class SQLiteSessionStore(SessionStore):
             )
         if cursor.rowcount == 0:
             raise ValueError(f"session {session_id!r} already exists")
-        return SessionRecord(
-            id=session_id,
-            worker_name=worker_name,
-            metadata=metadata,
-            created_at=now,
-            updated_at=now,
-        )
+        return record
 
     def get_session(self, session_id: str) -> SessionRecord | None:
         if self._db.unknown(session_id):  # an id from outside (/sessions/{id}): not found
