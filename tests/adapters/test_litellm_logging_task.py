@@ -54,3 +54,21 @@ def test_a_structured_call_on_another_loop_leaves_no_logging_task_to_destroy(
         gc.collect()
         destroyed = [r.getMessage() for r in caplog.records if "destroyed" in r.getMessage()]
     assert destroyed == []
+
+
+def test_the_image_tool_on_another_loop_leaves_no_logging_task_to_destroy(
+    adapter: LiteLLMAdapter, caplog: pytest.LogCaptureFixture
+) -> None:
+    from deskwork.core.tool_call import ToolCall
+    from deskwork.tools.execution import aexecute_tool
+    from deskwork.tools.images import make_generate_image_tool
+
+    image = make_generate_image_tool(api_base=adapter.api_base, api_key="sk-test-0123456789")
+    call = ToolCall(id="c1", name=image.name, arguments={"prompt": "a cat", "model": "openai/m"})
+    gc.collect()  # what earlier tests left is not this test's
+    with asyncio.Runner() as open_loop, caplog.at_level(logging.ERROR, logger="asyncio"):
+        open_loop.run(_plain(adapter))  # the worker's task starts on a loop that stays open
+        asyncio.run(aexecute_tool(image, call))  # LiteLLM called by the tool, not the adapter
+        gc.collect()
+        destroyed = [r.getMessage() for r in caplog.records if "destroyed" in r.getMessage()]
+    assert destroyed == []

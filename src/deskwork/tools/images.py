@@ -96,9 +96,10 @@ def make_generate_image_tool(
 async def _generate(
     prompt: str, model: str, size: str, quality: str, connection: dict[str, Any]
 ) -> dict[str, str | None]:
-    from deskwork.adapters.litellm import import_litellm
+    from deskwork.adapters.litellm import _adopt_logging_task, import_litellm
 
     litellm = import_litellm()
+    _adopt_logging_task()  # LiteLLM is called here directly, as the adapter calls it
     options = {key: value for key, value in connection.items() if value is not None}
     endpoint_error: str | None = None
     try:
